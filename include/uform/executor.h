@@ -1,0 +1,247 @@
+/**
+ * @file uform/executor.h
+ * @brief Executors (host threads or GPU streams), their verbs, deferred calls and arenas.
+ *
+ * Ownership and threading, in one place:
+ * - An executor is created by a `uform_executor_for_*` verb and closed by
+ *   uform_executor_free(). The NULL executor owns nothing: every call handed to it runs
+ *   synchronously on the calling thread, as thread 0 of 1.
+ * - Calls on one executor run one at a time, in submission order. An executor may move
+ *   between threads (Send) but must not be used by two threads at once (not Sync): a
+ *   synchronous call finding another thread's synchronous call holding the executor answers
+ *   UFORM_STATUS_CONTENDED at once, and never blocks.
+ * - A deferred call returns a handle at once and runs on the executor's own threads; the
+ *   handle is polled, waited on and freed by the caller, from any thread.
+ * - Callbacks run on the executor's threads (and, for synchronous calls, on the calling
+ *   thread as thread 0). They must not call verbs of the same executor.
+ */
+#ifndef UFORM_EXECUTOR_H
+#define UFORM_EXECUTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uform/export.h"
+#include "uform/hardware.h"
+#include "uform/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque: host threads or device streams, with their scratch. */
+typedef struct uform_executor_t uform_executor_t;
+/** Opaque: one deferred call in flight or finished, owned by the caller until freed. */
+typedef struct uform_deferred_t uform_deferred_t;
+/** Opaque: memory placed where an executor computes, freed whole. */
+typedef struct uform_arena_t uform_arena_t;
+
+/** What idle workers do between calls. */
+typedef enum uform_mood_t {
+    /** Busy-poll (pause/yield) and never sleep: the lowest latency, a core per worker. */
+    UFORM_MOOD_SPINNING = 1,
+    /**
+     * Spin at most UFORM_SPIN_MICROSECONDS (default 50 us) then sleep in the kernel (futex),
+     * woken at once by the next call. New executors start PARKED.
+     */
+    UFORM_MOOD_PARKED = 2
+} uform_mood_t;
+
+/** Deferred table size when a constructor is passed 0. */
+#define UFORM_DEFERRED_LIMIT_DEFAULT 64
+/** Most threads one RAM executor may own. */
+#define UFORM_THREADS_MAX 4096
+
+/**
+ * Spawns host threads for RAM-resident work.
+ * @param memory_domains NUMA node ids whose local cores run the threads; NULL/0 means every
+ *        node this process may use. Threads are pinned round-robin over those cores and
+ *        named `uform:ram:N`.
+ * @param memory_domains_count entries in memory_domains.
+ * @param cpu_class the class calls dispatch as; NONE derives the CPU's own. A class this CPU
+ *        cannot run is UNSUPPORTED, naming what is missing in uform_last_error().
+ * @param threads 0 takes `n - n/8` of the usable cores of those domains; more threads than
+ *        cores are allowed (then pinned to the domains' cores as a set, not one-to-one).
+ * @param deferred_limit slots in the deferred table; 0 takes UFORM_DEFERRED_LIMIT_DEFAULT.
+ * @param executor receives the new executor, owned by the caller (uform_executor_free()).
+ * @return OK; INVALID_ARGUMENT (NULL output, NULL domains with a count, duplicate domain,
+ *         threads above UFORM_THREADS_MAX, deferred_limit above 65536, unknown class number);
+ *         NOT_FOUND (unknown or CPU-less node); UNSUPPORTED (class pin); OUT_OF_MEMORY;
+ *         IO_ERROR (thread creation failed).
+ */
+UFORM_API uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memory_domains_count,
+                                                uform_cpu_class_t cpu_class, size_t threads,
+                                                size_t deferred_limit, uform_executor_t **executor);
+
+/**
+ * Would create a RAM executor over a borrowed ForkUnion `fu_pool_t`. Every argument is
+ * validated first (as uform_executor_for_ram, plus a non-NULL pool); then UNSUPPORTED, until
+ * borrowing is designed. `*executor` is set to NULL.
+ */
+UFORM_API uform_status_t uform_executor_on_pool(const int32_t *memory_domains, size_t memory_domains_count,
+                                                uform_cpu_class_t cpu_class, void *pool,
+                                                size_t deferred_limit, uform_executor_t **executor);
+
+/**
+ * Opens one non-blocking stream per device on its primary context.
+ * @param devices positions in uform_gpu_devices(); NULL/0 means all. A duplicate is
+ *        INVALID_ARGUMENT; an out-of-range ordinal, or no GPU at all, is NOT_FOUND.
+ * @param gpu_class pin, NONE derives the devices' own.
+ * @param memory_domains, cpu_class the host decoders' RAM pool, as uform_executor_for_ram
+ *        (empty: the nodes nearest the devices).
+ * @param streams borrowed CUDA streams, one per device; a non-empty list is UNSUPPORTED.
+ * @param scratch_limit bytes of scratch per device, 0 unbounded.
+ * @param deferred_limit as uform_executor_for_ram.
+ * @return as described; a build or machine without GPUs answers NOT_FOUND ("no GPU").
+ */
+UFORM_API uform_status_t uform_executor_for_vram(const int32_t *devices, size_t devices_count,
+                                                 uform_gpu_class_t gpu_class, const int32_t *memory_domains,
+                                                 size_t memory_domains_count, uform_cpu_class_t cpu_class,
+                                                 void *const *streams, size_t streams_count,
+                                                 size_t scratch_limit, size_t deferred_limit,
+                                                 uform_executor_t **executor);
+
+/**
+ * Waits for every call submitted before it (deferred ones included, and any synchronous call
+ * another thread is running), then adopts `mood`.
+ * @return OK; INVALID_ARGUMENT (bad mood); FORKED (inherited across fork()). NULL executor:
+ *         OK once the mood is validated. A drained call's own failure is never reported here.
+ */
+UFORM_API uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t mood);
+
+/**
+ * Drains and closes the executor, joining its threads. NULL does nothing. After fork(), an
+ * inherited executor's memory is released without touching its (absent) threads.
+ * Deferred handles still held stay valid (finished) and must still be freed.
+ * @return OK, or FORKED for an inherited executor (whose memory is still released).
+ */
+UFORM_API uform_status_t uform_executor_free(uform_executor_t *executor);
+
+/** Threads a call runs on: 1 for NULL, else the executor's thread count. */
+UFORM_API size_t uform_executor_threads(const uform_executor_t *executor);
+
+/** The class its calls dispatch as: the pin, or the derived class (NULL: derived). */
+UFORM_API uform_cpu_class_t uform_executor_cpu_class(const uform_executor_t *executor);
+
+/** The current idle mood (NULL: PARKED, since the calling thread never spins). */
+UFORM_API uform_mood_t uform_executor_mood(const uform_executor_t *executor);
+
+/**
+ * Per-thread scratch for verbs that need working space: at least `bytes`, 64-byte aligned,
+ * on the thread's NUMA node, grown to a high-water mark and kept until the executor is freed.
+ * Call it from a callback with the `thread` index the callback was given.
+ * @return OK; INVALID_ARGUMENT (NULL output or thread out of range); OUT_OF_MEMORY.
+ */
+UFORM_API uform_status_t uform_executor_scratch(uform_executor_t *executor, size_t thread, size_t bytes,
+                                                void **scratch);
+
+/* ------------------------------------------------------------------------------------------- */
+/* Verbs                                                                                        */
+
+/** A task of a parallel-for: return OK, or any other status to stop the call with it. */
+typedef uform_status_t (*uform_task_t)(void *context, size_t task, size_t thread);
+/** A slice `[first, first + count)` of a parallel-for; return as uform_task_t. */
+typedef uform_status_t (*uform_slice_t)(void *context, size_t first, size_t count, size_t thread);
+/** Progress of a call: `done` of `total` tasks finished. Runs on the executor's threads. */
+typedef void (*uform_progress_t)(void *context, size_t done, size_t total);
+
+/**
+ * How one call runs, the C twin of Rust's `On`. Zero-initialise through UFORM_CALL_INIT; a
+ * NULL `uform_call_t *` means synchronous, without progress.
+ */
+typedef struct uform_call_t {
+    size_t struct_size; /**< sizeof(uform_call_t), set by UFORM_CALL_INIT */
+    /**
+     * Non-NULL: run deferred and store the handle here (owned by the caller, freed with
+     * uform_deferred_free()). The call's `context` must then stay valid until it finishes.
+     */
+    uform_deferred_t **deferred;
+    /**
+     * Called with (progress_context, done, total) as tasks finish, one report at a time,
+     * non-decreasing, the last one `done == total` when the call succeeds.
+     */
+    uform_progress_t progress;
+    void *progress_context;
+} uform_call_t;
+
+#define UFORM_CALL_INIT {sizeof(uform_call_t), NULL, NULL, NULL}
+
+/**
+ * Runs `task(context, i, thread)` once for every i in [0, n), split statically: thread t
+ * takes the contiguous range [t*n/T, (t+1)*n/T).
+ * @return OK, the first non-OK status a task returned (later tasks may be skipped),
+ *         CONTENDED, INVALID_ARGUMENT (NULL task), FORKED; for a deferred call OK means
+ *         "queued" and the call's own status comes from uform_deferred_wait().
+ */
+UFORM_API uform_status_t uform_executor_for_n(uform_executor_t *executor, const uform_call_t *call, size_t n,
+                                              uform_task_t task, void *context);
+
+/** As uform_executor_for_n, but threads take tasks one at a time from a shared counter. */
+UFORM_API uform_status_t uform_executor_for_n_dynamic(uform_executor_t *executor, const uform_call_t *call,
+                                                      size_t n, uform_task_t task, void *context);
+
+/** Runs `task(context, thread, thread)` once on every thread of the executor. */
+UFORM_API uform_status_t uform_executor_for_threads(uform_executor_t *executor, const uform_call_t *call,
+                                                    uform_task_t task, void *context);
+
+/**
+ * Splits [0, n) into one contiguous slice per thread (the static split) and runs
+ * `slice(context, first, count, thread)` for each non-empty slice.
+ */
+UFORM_API uform_status_t uform_executor_for_slices(uform_executor_t *executor, const uform_call_t *call,
+                                                   size_t n, uform_slice_t slice, void *context);
+
+/* ------------------------------------------------------------------------------------------- */
+/* Deferred calls                                                                               */
+
+/**
+ * Whether the call finished. Never blocks.
+ * @return OK when finished (whatever its own status), TIMEOUT while it runs or waits,
+ *         INVALID_ARGUMENT for NULL.
+ */
+UFORM_API uform_status_t uform_deferred_poll(const uform_deferred_t *deferred);
+
+/**
+ * Waits up to `timeout_seconds` (negative: forever; 0: a poll) for the call to finish.
+ * @return the call's own status once finished; TIMEOUT if it has not; INVALID_ARGUMENT for
+ *         NULL or NaN.
+ */
+UFORM_API uform_status_t uform_deferred_wait(uform_deferred_t *deferred, double timeout_seconds);
+
+/** Tasks finished so far and in total; either output may be NULL. INVALID_ARGUMENT for NULL. */
+UFORM_API uform_status_t uform_deferred_progress(const uform_deferred_t *deferred, size_t *done, size_t *total);
+
+/**
+ * Releases the handle. An unfinished call is waited for first (its context stays in use until
+ * then). NULL does nothing.
+ */
+UFORM_API void uform_deferred_free(uform_deferred_t *deferred);
+
+/* ------------------------------------------------------------------------------------------- */
+/* Arenas                                                                                       */
+
+/**
+ * Reserves `capacity` bytes where `executor` computes: for a RAM executor (or NULL) host
+ * memory bound to its NUMA nodes (interleaved over several), backed by transparent huge pages
+ * from 2 MiB up. A host arena may outlive its executor.
+ * @return OK; INVALID_ARGUMENT (NULL output, zero capacity); OUT_OF_MEMORY; FORKED.
+ */
+UFORM_API uform_status_t uform_arena_new_in(uform_executor_t *executor, size_t capacity, uform_arena_t **arena);
+
+/**
+ * Takes `bytes` from the arena, aligned to `alignment` (a power of two, 0 means 64).
+ * @return OK; INVALID_ARGUMENT; OUT_OF_MEMORY when the arena is full (nothing else changes).
+ */
+UFORM_API uform_status_t uform_arena_allocate(uform_arena_t *arena, size_t bytes, size_t alignment, void **pointer);
+
+/** Bytes taken so far and the capacity; outputs may be NULL. */
+UFORM_API uform_status_t uform_arena_usage(const uform_arena_t *arena, size_t *used, size_t *capacity);
+
+/** Frees the arena whole; every pointer it gave becomes invalid. NULL does nothing. */
+UFORM_API void uform_arena_free(uform_arena_t *arena);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UFORM_EXECUTOR_H */

@@ -1,0 +1,74 @@
+/**
+ * @file uform/mesh.h
+ * @brief The multi-process mesh: processes training one model meet through a shared directory.
+ */
+#ifndef UFORM_MESH_H
+#define UFORM_MESH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uform/executor.h"
+#include "uform/export.h"
+#include "uform/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque: one process's place among the processes of a run. */
+typedef struct uform_mesh_t uform_mesh_t;
+
+/** How a mesh's NVLink domains reduce. */
+typedef enum uform_multimem_tier_t {
+    UFORM_MULTIMEM_TIER_SWITCH_REDUCED = 0, /**< the NVLink switch reduces through multicast memory */
+    UFORM_MULTIMEM_TIER_PEER_READ = 1       /**< members read peers in a fixed order */
+} uform_multimem_tier_t;
+
+/**
+ * Where this process sits among the processes training one model, and how they meet.
+ * Initialise with UFORM_MESH_OPTIONS_INIT so `struct_size` tells the library the layout.
+ */
+typedef struct uform_mesh_options_t {
+    size_t struct_size;              /**< sizeof(uform_mesh_options_t) */
+    size_t host_domain_index;        /**< this process's index among host_domain_count */
+    size_t host_domain_count;        /**< processes in the run; 0 means 1 (no peers) */
+    size_t gpus_per_multimem_domain; /**< GPUs one NVLink multicast domain spans; 0 derives */
+    const char *directory;           /**< borrowed; the directory every host sees; required with peers */
+    const char *job;                 /**< borrowed; the run's unique plain name; required with peers */
+    double timeout_seconds;          /**< bound on every wait for a peer; 0 means 120 */
+} uform_mesh_options_t;
+
+#define UFORM_MESH_OPTIONS_INIT {sizeof(uform_mesh_options_t), 0, 0, 0, NULL, NULL, 0.0}
+
+/** What a mesh reports about itself. */
+typedef struct uform_mesh_description_t {
+    size_t gpus_per_host_domain;      /**< GPUs one process drives */
+    size_t gpus_per_multimem_domain;  /**< GPUs one NVLink domain spans */
+    size_t gpus_per_colocated_domain; /**< GPUs in the whole run */
+    size_t host_domain_index;         /**< this process's index */
+    size_t first_gpu_index;           /**< run-wide index of this process's first GPU */
+    uint32_t multimem_tier;           /**< a uform_multimem_tier_t */
+    uint32_t gpu_class;               /**< a uform_gpu_class_t, 0 for none */
+} uform_mesh_description_t;
+
+/**
+ * Joins this process to the run's mesh over a VRAM executor whose devices are this
+ * process's members. `options` may be NULL (a run of one process).
+ * @return OK; INVALID_ARGUMENT (NULL output, a NULL or RAM executor: the mesh needs a VRAM
+ *         executor, bad options); NOT_FOUND, TIMEOUT, MISMATCH, IO_ERROR while meeting peers.
+ */
+UFORM_API uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh_options_t *options,
+                                              uform_mesh_t **mesh);
+
+/** Copies the mesh's description. INVALID_ARGUMENT for NULL arguments. */
+UFORM_API uform_status_t uform_mesh_describe(const uform_mesh_t *mesh, uform_mesh_description_t *description);
+
+/** Leaves the mesh and releases it. NULL does nothing. */
+UFORM_API void uform_mesh_free(uform_mesh_t *mesh);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UFORM_MESH_H */

@@ -1,0 +1,86 @@
+/* Internal: the platform seam for threads, futexes, time, fork detection and dlopen. Core code
+ * calls only these, so a port replaces this folder and nothing else. */
+#ifndef UFORM_PLATFORM_H
+#define UFORM_PLATFORM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uform/status.h"
+
+/* Architecture macros, always defined 0 or 1. */
+#if defined(__x86_64__) || defined(_M_X64)
+#define UFORM_ARCH_X86_64 1
+#else
+#define UFORM_ARCH_X86_64 0
+#endif
+#if defined(__aarch64__) || defined(_M_ARM64)
+#define UFORM_ARCH_ARM64 1
+#else
+#define UFORM_ARCH_ARM64 0
+#endif
+#if defined(__riscv) && __riscv_xlen == 64
+#define UFORM_ARCH_RISCV64 1
+#else
+#define UFORM_ARCH_RISCV64 0
+#endif
+
+/* ---- time ---- */
+/** Monotonic nanoseconds. */
+uint64_t uform__now_ns(void);
+/** One pause/yield instruction for spin loops. */
+static inline void uform__cpu_relax(void) {
+#if UFORM_ARCH_X86_64
+    __builtin_ia32_pause();
+#elif UFORM_ARCH_ARM64
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __asm__ __volatile__("" ::: "memory");
+#endif
+}
+/** Gives the CPU to another runnable thread. */
+void uform__thread_yield(void);
+
+/* ---- futex: 32-bit words, process-private ---- */
+/** Sleeps while `*word == expected`, at most `timeout_ns` (negative: forever). Spurious wakes allowed. */
+void uform__futex_wait(const uint32_t *word, uint32_t expected, int64_t timeout_ns);
+/** Wakes up to `count` waiters on `word`. */
+void uform__futex_wake(const uint32_t *word, int count);
+
+/* ---- threads ---- */
+typedef struct uform__thread_t {
+    uintptr_t handle;
+} uform__thread_t;
+
+/**
+ * Starts `entry(argument)` on a new thread named `name` (truncated to 15 bytes), restricted to
+ * the `cpu_count` CPUs in `cpus` (none: unrestricted). IO_ERROR with the errno text on failure.
+ */
+uform_status_t uform__thread_start(uform__thread_t *thread, void *(*entry)(void *), void *argument, const char *name,
+                                   const int32_t *cpus, size_t cpu_count);
+void uform__thread_join(uform__thread_t thread);
+/** The CPU the calling thread runs on now, or -1. */
+int uform__current_cpu(void);
+
+/* ---- fork ---- */
+/** Incremented in every child after fork(); objects record it to notice they were inherited. */
+uint32_t uform__fork_generation(void);
+
+/* ---- dynamic libraries ---- */
+void *uform__library_open(const char *path);
+void *uform__library_symbol(void *library, const char *name);
+void uform__library_close(void *library);
+/** The loader's last error text, never NULL. */
+const char *uform__library_error(void);
+
+/* ---- memory ---- */
+/** Anonymous pages, NULL on failure. Released with uform__pages_free. */
+void *uform__pages_map(size_t bytes);
+void uform__pages_free(void *pointer, size_t bytes);
+/** Binds pages to NUMA nodes (interleaved if several); a no-op without NUMA; never fatal. */
+void uform__pages_bind(void *pointer, size_t bytes, const int32_t *nodes, size_t node_count);
+/** Asks for transparent huge pages; best effort. */
+void uform__pages_advise_huge(void *pointer, size_t bytes);
+
+#endif
