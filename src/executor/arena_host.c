@@ -1,0 +1,76 @@
+/* Host arenas: one mapping bound to the executor's NUMA nodes, bump-allocated, freed whole.
+ * The arena copies what it needs, so it may outlive its executor. */
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "executor/executor_internal.h"
+
+#define UFORM_HUGE_PAGE_ (2u << 20)
+
+struct uform_arena_t {
+    char *base;
+    size_t capacity;
+    size_t mapped;
+    _Atomic size_t used;
+};
+
+uform_status_t uform_arena_new_in(uform_executor_t *executor, size_t capacity, uform_arena_t **arena_out) {
+    if (!arena_out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_arena_new_in: arena output is NULL");
+    *arena_out = NULL;
+    if (!capacity) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_arena_new_in: capacity is 0");
+    if (executor) {
+        uform_status_t status = uform__executor_usable(executor, "uform_arena_new_in");
+        if (status != UFORM_STATUS_OK) return status;
+    }
+    if (capacity > ((size_t)1 << 56))
+        return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_arena_new_in: %zu bytes is more than any machine has",
+                           capacity);
+    uform_arena_t *arena = calloc(1, sizeof *arena);
+    if (!arena) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_arena_new_in");
+    bool huge = capacity >= UFORM_HUGE_PAGE_;
+    size_t granule = huge ? UFORM_HUGE_PAGE_ : 4096;
+    arena->mapped = (capacity + granule - 1) / granule * granule;
+    arena->base = uform__pages_map(arena->mapped);
+    if (!arena->base) {
+        free(arena);
+        return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_arena_new_in: cannot map %zu bytes", capacity);
+    }
+    if (huge) uform__pages_advise_huge(arena->base, arena->mapped);
+    if (executor) uform__pages_bind(arena->base, arena->mapped, executor->nodes, executor->node_count);
+    arena->capacity = capacity;
+    *arena_out = arena;
+    return UFORM_STATUS_OK;
+}
+
+uform_status_t uform_arena_allocate(uform_arena_t *arena, size_t bytes, size_t alignment, void **pointer) {
+    if (!arena || !pointer) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_arena_allocate: NULL argument");
+    if (!alignment) alignment = 64;
+    if (alignment & (alignment - 1))
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_arena_allocate: alignment %zu is not a power of two",
+                           alignment);
+    size_t used = atomic_load(&arena->used);
+    for (;;) {
+        uintptr_t start = ((uintptr_t)arena->base + used + alignment - 1) & ~(uintptr_t)(alignment - 1);
+        size_t offset = (size_t)(start - (uintptr_t)arena->base);
+        if (offset > arena->capacity || bytes > arena->capacity - offset)
+            return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_arena_allocate: %zu bytes do not fit (%zu of %zu used)",
+                               bytes, used, arena->capacity);
+        if (atomic_compare_exchange_weak(&arena->used, &used, offset + bytes)) {
+            *pointer = (void *)start;
+            return UFORM_STATUS_OK;
+        }
+    }
+}
+
+uform_status_t uform_arena_usage(const uform_arena_t *arena, size_t *used, size_t *capacity) {
+    if (!arena) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_arena_usage: arena is NULL");
+    if (used) *used = atomic_load(&((uform_arena_t *)arena)->used);
+    if (capacity) *capacity = arena->capacity;
+    return UFORM_STATUS_OK;
+}
+
+void uform_arena_free(uform_arena_t *arena) {
+    if (!arena) return;
+    uform__pages_free(arena->base, arena->mapped);
+    free(arena);
+}

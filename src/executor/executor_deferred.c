@@ -1,0 +1,126 @@
+/* Deferred calls: a ring of `deferred_limit` slots under the executor's mutex, drained in
+ * submission order by the leader thread (worker 0), which forks the other workers exactly as
+ * a synchronous caller would. Handles are reference-counted between the caller and the
+ * executor, so either may let go first. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "executor/executor_internal.h"
+
+static void release_handle(uform_deferred_t *deferred) {
+    if (atomic_fetch_sub(&deferred->references, 1) == 1) free(deferred);
+}
+
+static void finish(uform_deferred_t *deferred, uform_status_t status) {
+    deferred->status = status;
+    atomic_store_explicit(&deferred->finished, 1, memory_order_release);
+    uform__futex_wake((const uint32_t *)&deferred->finished, -1);
+}
+
+uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__job_t *job, uform_deferred_t **out) {
+    uform_deferred_t *deferred = calloc(1, sizeof *deferred);
+    if (!deferred) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "deferred call handle");
+    deferred->job = *job;
+    deferred->job.done = &deferred->done;
+    atomic_init(&deferred->references, 2);
+    if (!executor) {
+        /* The NULL executor owns no threads: the call runs now, and the handle is finished. */
+        atomic_store(&deferred->references, 1);
+        finish(deferred, uform__run_inline(&deferred->job, 1));
+        *out = deferred;
+        return UFORM_STATUS_OK;
+    }
+    pthread_mutex_lock(&executor->lock);
+    if (executor->queue_count == executor->deferred_limit || atomic_load(&executor->stopping)) {
+        size_t limit = executor->deferred_limit;
+        pthread_mutex_unlock(&executor->lock);
+        free(deferred);
+        return uform__fail(UFORM_STATUS_CONTENDED,
+                           "the executor's deferred table is full (%zu calls queued or running)", limit);
+    }
+    size_t slot = (executor->queue_head + executor->queue_count) % executor->deferred_limit;
+    executor->queue[slot] = deferred;
+    executor->queue_count++;
+    deferred->sequence = ++executor->submitted;
+    atomic_fetch_add(&executor->outstanding, 1);
+    pthread_cond_signal(&executor->queued);
+    pthread_mutex_unlock(&executor->lock);
+    *out = deferred;
+    return UFORM_STATUS_OK;
+}
+
+void *uform__leader_main(void *argument) {
+    uform__worker_t *worker = argument;
+    uform_executor_t *executor = worker->executor;
+    uform__current_executor = executor;
+    pthread_mutex_lock(&executor->lock);
+    for (;;) {
+        /* Deferred calls aren't latency-critical: the leader sleeps whatever the mood. */
+        while (!executor->queue_count && !atomic_load(&executor->stopping))
+            pthread_cond_wait(&executor->queued, &executor->lock);
+        if (!executor->queue_count) break; /* stopping, queue empty */
+        uform_deferred_t *deferred = executor->queue[executor->queue_head];
+        uform__hold_leader_locked(executor);
+        pthread_mutex_unlock(&executor->lock);
+
+        uform_status_t status = uform__fork_join(executor, &deferred->job);
+
+        uform__release_leader(executor);
+        pthread_mutex_lock(&executor->lock);
+        /* The slot stays taken until the call finishes: the table bounds calls in flight. */
+        executor->queue_head = (executor->queue_head + 1) % executor->deferred_limit;
+        executor->queue_count--;
+        executor->completed++;
+        atomic_fetch_sub(&executor->outstanding, 1);
+        finish(deferred, status);
+        release_handle(deferred);
+        pthread_cond_broadcast(&executor->changed);
+    }
+    pthread_mutex_unlock(&executor->lock);
+    return NULL;
+}
+
+uform_status_t uform_deferred_poll(const uform_deferred_t *deferred) {
+    if (!deferred) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_deferred_poll: handle is NULL");
+    if (atomic_load_explicit(&deferred->finished, memory_order_acquire)) return UFORM_STATUS_OK;
+    return uform__fail(UFORM_STATUS_TIMEOUT, "uform_deferred_poll: the call has not finished");
+}
+
+uform_status_t uform_deferred_wait(uform_deferred_t *deferred, double timeout_seconds) {
+    if (!deferred) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_deferred_wait: handle is NULL");
+    if (isnan(timeout_seconds))
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_deferred_wait: the timeout is NaN");
+    bool forever = timeout_seconds < 0 || isinf(timeout_seconds);
+    uint64_t start = uform__now_ns();
+    uint64_t budget = forever ? 0 : (timeout_seconds > 1e9 ? (uint64_t)1e18 : (uint64_t)(timeout_seconds * 1e9));
+    while (!atomic_load_explicit(&deferred->finished, memory_order_acquire)) {
+        int64_t remaining = -1;
+        if (!forever) {
+            uint64_t elapsed = uform__now_ns() - start;
+            if (elapsed >= budget)
+                return uform__fail(UFORM_STATUS_TIMEOUT, "uform_deferred_wait: not finished after %g s",
+                                   timeout_seconds);
+            remaining = (int64_t)(budget - elapsed);
+        }
+        uform__futex_wait((const uint32_t *)&deferred->finished, 0, remaining);
+    }
+    uform_status_t status = deferred->status;
+    if (status != UFORM_STATUS_OK)
+        uform__fail(status, "deferred call failed: %s", uform_status_message(status));
+    return status;
+}
+
+uform_status_t uform_deferred_progress(const uform_deferred_t *deferred, size_t *done, size_t *total) {
+    if (!deferred) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_deferred_progress: handle is NULL");
+    if (done) *done = atomic_load(&((uform_deferred_t *)deferred)->done);
+    if (total) *total = deferred->job.total;
+    return UFORM_STATUS_OK;
+}
+
+void uform_deferred_free(uform_deferred_t *deferred) {
+    if (!deferred) return;
+    while (!atomic_load_explicit(&deferred->finished, memory_order_acquire))
+        uform__futex_wait((const uint32_t *)&deferred->finished, 0, -1);
+    release_handle(deferred);
+}

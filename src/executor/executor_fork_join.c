@@ -1,0 +1,216 @@
+/* The fork-join core. The forking thread (a synchronous caller, or the leader for deferred
+ * calls) publishes a job and bumps `generation`; workers waiting on it run their share and
+ * count down `pending`; the forking thread runs share 0 and waits for `pending` to reach 0.
+ * Every wait spins first (pause, and yield when oversubscribed) and then sleeps on a futex, so
+ * a preempted thread never leaves others spinning without end. */
+#include <limits.h>
+#include <string.h>
+
+#include "executor/executor_internal.h"
+
+static inline size_t split_begin(size_t n, size_t threads, size_t thread) {
+    size_t quotient = n / threads, remainder = n % threads;
+    return thread * quotient + (thread < remainder ? thread : remainder);
+}
+
+static void record_failure(_Atomic uint32_t *failure, uform_status_t status) {
+    uint32_t expected = UFORM_STATUS_OK;
+    atomic_compare_exchange_strong(failure, &expected, (uint32_t)status);
+}
+
+static void report_progress(const uform__job_t *job, uform__progress_state_t *state, size_t finished) {
+    size_t done = atomic_fetch_add(job->done, finished) + finished;
+    if (!job->progress) return;
+    bool last = done == job->total;
+    if (!last && done < state->reported + job->progress_step) return;
+    uint32_t unlocked = 0;
+    if (!atomic_compare_exchange_strong(&state->lock, &unlocked, 1)) {
+        if (!last) return; /* someone is reporting; a later report covers this one */
+        /* The final report must happen: wait for the one in progress (it may hold the GIL). */
+        for (;;) {
+            unlocked = 0;
+            if (atomic_compare_exchange_weak(&state->lock, &unlocked, 1)) break;
+            uform__thread_yield();
+        }
+    }
+    size_t now = atomic_load(job->done);
+    if (now > state->reported) {
+        state->reported = now;
+        job->progress(job->progress_context, now, job->total);
+    }
+    atomic_store(&state->lock, 0);
+}
+
+/** Runs thread `thread`'s share of `job` among `threads`. */
+static void run_share(const uform__job_t *job, size_t thread, size_t threads, _Atomic uint32_t *failure,
+                      _Atomic size_t *dynamic_next, uform__progress_state_t *progress) {
+    size_t finished = 0;
+    bool counting = job->done != NULL;
+    switch (job->kind) {
+    case UFORM_JOB_FOR_N: {
+        uform_task_t task = (uform_task_t)job->function;
+        size_t end = split_begin(job->n, threads, thread + 1);
+        for (size_t i = split_begin(job->n, threads, thread); i < end; i++) {
+            if (atomic_load_explicit(failure, memory_order_relaxed) != UFORM_STATUS_OK) break;
+            uform_status_t status = task(job->context, i, thread);
+            if (status != UFORM_STATUS_OK) {
+                record_failure(failure, status);
+                break;
+            }
+            if (counting && ++finished == job->progress_step) {
+                report_progress(job, progress, finished);
+                finished = 0;
+            }
+        }
+        break;
+    }
+    case UFORM_JOB_FOR_N_DYNAMIC: {
+        uform_task_t task = (uform_task_t)job->function;
+        for (;;) {
+            size_t i = atomic_fetch_add_explicit(dynamic_next, 1, memory_order_relaxed);
+            if (i >= job->n) break;
+            if (atomic_load_explicit(failure, memory_order_relaxed) != UFORM_STATUS_OK) break;
+            uform_status_t status = task(job->context, i, thread);
+            if (status != UFORM_STATUS_OK) {
+                record_failure(failure, status);
+                break;
+            }
+            if (counting && ++finished == job->progress_step) {
+                report_progress(job, progress, finished);
+                finished = 0;
+            }
+        }
+        break;
+    }
+    case UFORM_JOB_FOR_THREADS: {
+        uform_status_t status = ((uform_task_t)job->function)(job->context, thread, thread);
+        if (status != UFORM_STATUS_OK)
+            record_failure(failure, status);
+        else
+            finished = 1;
+        break;
+    }
+    case UFORM_JOB_FOR_SLICES: {
+        size_t first = split_begin(job->n, threads, thread);
+        size_t count = split_begin(job->n, threads, thread + 1) - first;
+        if (!count) break;
+        uform_status_t status = ((uform_slice_t)job->function)(job->context, first, count, thread);
+        if (status != UFORM_STATUS_OK)
+            record_failure(failure, status);
+        else
+            finished = count;
+        break;
+    }
+    }
+    if (counting && finished) report_progress(job, progress, finished);
+}
+
+uform_status_t uform__run_inline(const uform__job_t *job, size_t threads) {
+    /* The NULL executor is one thread; a job for THREADS on it runs thread 0 of 1. */
+    (void)threads;
+    _Atomic uint32_t failure = UFORM_STATUS_OK;
+    _Atomic size_t next = 0;
+    uform__progress_state_t progress = {0, 0};
+    run_share(job, 0, 1, &failure, &next, &progress);
+    return (uform_status_t)atomic_load(&failure);
+}
+
+/* ---- waiting ---------------------------------------------------------------------------- */
+
+/** Spins on `*word == value` for at most `budget_ns`; true if it changed meanwhile. */
+static bool spin_while_equal(const _Atomic uint32_t *word, uint32_t value, uint64_t budget_ns, bool yield,
+                             const _Atomic uint32_t *mood_or_null) {
+    uint64_t deadline = 0;
+    for (unsigned spins = 1;; spins++) {
+        if (atomic_load_explicit(word, memory_order_acquire) != value) return true;
+        if (mood_or_null && atomic_load_explicit(mood_or_null, memory_order_relaxed) == UFORM_MOOD_SPINNING) {
+            /* SPINNING never sleeps; the time budget does not apply. */
+            uform__cpu_relax();
+            if (yield) uform__thread_yield();
+            deadline = 0;
+            continue;
+        }
+        if ((spins & 63) == 0) {
+            uint64_t now = uform__now_ns();
+            if (!deadline)
+                deadline = now + budget_ns;
+            else if (now >= deadline)
+                return false;
+        }
+        uform__cpu_relax();
+        if (yield) uform__thread_yield();
+    }
+}
+
+static void wait_for_job(uform_executor_t *executor, uint32_t seen) {
+    for (;;) {
+        if (spin_while_equal(&executor->generation, seen, executor->spin_ns, executor->oversubscribed,
+                             &executor->mood))
+            return;
+        /* Dekker with the forking thread: it bumps `generation` then reads `sleepers`; we bump
+         * `sleepers` then re-read `generation`. One of us sees the other. */
+        atomic_fetch_add(&executor->sleepers, 1);
+        if (atomic_load(&executor->generation) == seen && atomic_load(&executor->mood) == UFORM_MOOD_PARKED)
+            uform__futex_wait((const uint32_t *)&executor->generation, seen, -1);
+        atomic_fetch_sub(&executor->sleepers, 1);
+    }
+}
+
+static void wait_for_workers(uform_executor_t *executor) {
+    for (;;) {
+        uint32_t pending = atomic_load_explicit(&executor->pending, memory_order_acquire);
+        if (!pending) return;
+        if (spin_while_equal(&executor->pending, pending, executor->spin_ns, executor->oversubscribed, NULL))
+            continue;
+        atomic_store(&executor->joiner_sleeping, 1);
+        pending = atomic_load(&executor->pending);
+        if (pending) uform__futex_wait((const uint32_t *)&executor->pending, pending, -1);
+        atomic_store(&executor->joiner_sleeping, 0);
+    }
+}
+
+static bool same_job(const uform__job_t *a, const uform__job_t *b) {
+    return a->kind == b->kind && a->n == b->n && a->function == b->function && a->context == b->context &&
+           a->progress == b->progress && a->progress_context == b->progress_context && a->done == b->done &&
+           a->total == b->total && a->progress_step == b->progress_step;
+}
+
+/* ---- the two sides ------------------------------------------------------------------------ */
+
+uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job) {
+    size_t threads = executor->threads;
+    if (threads == 1) return uform__run_inline(job, 1);
+    /* Rewrite the job only if it changed: a loop calling the same function leaves the line
+     * shared in every worker's cache, saving one transfer per call. */
+    if (!same_job(&executor->job, job)) executor->job = *job;
+    /* Touch only the lines this job needs: every store here is a line the workers re-fetch. */
+    if (atomic_load_explicit(&executor->failure, memory_order_relaxed) != UFORM_STATUS_OK)
+        atomic_store_explicit(&executor->failure, UFORM_STATUS_OK, memory_order_relaxed);
+    if (job->kind == UFORM_JOB_FOR_N_DYNAMIC) atomic_store_explicit(&executor->dynamic_next, 0, memory_order_relaxed);
+    if (job->progress) executor->progress.reported = 0;
+    atomic_store_explicit(&executor->pending, (uint32_t)(threads - 1), memory_order_relaxed);
+    atomic_fetch_add(&executor->generation, 1); /* publishes the job (seq_cst) */
+    if (atomic_load(&executor->sleepers))
+        uform__futex_wake((const uint32_t *)&executor->generation, INT_MAX);
+    run_share(&executor->job, 0, threads, &executor->failure, &executor->dynamic_next, &executor->progress);
+    wait_for_workers(executor);
+    return (uform_status_t)atomic_load_explicit(&executor->failure, memory_order_relaxed);
+}
+
+void *uform__worker_main(void *argument) {
+    uform__worker_t *worker = argument;
+    uform_executor_t *executor = worker->executor;
+    uform__current_executor = executor;
+    /* Workers start before the executor is returned, so no job precedes generation 0. */
+    uint32_t seen = 0;
+    for (;;) {
+        wait_for_job(executor, seen);
+        seen = atomic_load_explicit(&executor->generation, memory_order_acquire);
+        if (atomic_load_explicit(&executor->stopping, memory_order_acquire)) break;
+        run_share(&executor->job, worker->index, executor->threads, &executor->failure, &executor->dynamic_next,
+                  &executor->progress);
+        if (atomic_fetch_sub(&executor->pending, 1) == 1 && atomic_load(&executor->joiner_sleeping))
+            uform__futex_wake((const uint32_t *)&executor->pending, 1);
+    }
+    return NULL;
+}

@@ -1,0 +1,299 @@
+/* RAM executors: creation (domains, class pin, thread placement), drain, free, accessors. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "executor/executor_internal.h"
+#include "hardware/topology.h"
+
+_Thread_local const uform_executor_t *uform__current_executor = NULL;
+
+#define UFORM_DEFERRED_LIMIT_MAX 65536
+#define UFORM_SPIN_DEFAULT_US 50
+
+uform_status_t uform__executor_usable(const uform_executor_t *executor, const char *verb) {
+    if (executor->fork_generation != uform__fork_generation())
+        return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do not "
+                                                "exist in this process",
+                           verb);
+    if (uform__current_executor == executor)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
+                           "%s: called from inside one of this executor's own callbacks", verb);
+    return UFORM_STATUS_OK;
+}
+
+static uint64_t spin_budget_ns(void) {
+    /* UFORM_SPIN_MICROSECONDS, documented in the README: the PARKED spin before sleeping. */
+    const char *text = getenv("UFORM_SPIN_MICROSECONDS");
+    if (text && *text) {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long microseconds = strtoull(text, &end, 10);
+        if (!errno && end && *end == 0 && microseconds <= 10ull * 1000 * 1000) return microseconds * 1000ull;
+    }
+    return UFORM_SPIN_DEFAULT_US * 1000ull;
+}
+
+uform_status_t uform__validate_domains(const int32_t *domains, size_t count, const uform__topology_t *topology,
+                                       const char *verb) {
+    if (!domains && count)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: memory_domains is NULL with a count of %zu", verb,
+                           count);
+    for (size_t i = 0; i < count; i++) {
+        for (size_t j = 0; j < i; j++)
+            if (domains[j] == domains[i])
+                return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: memory domain %d is listed twice", verb,
+                                   (int)domains[i]);
+        const uform__node_t *node = uform__topology_node(topology, domains[i]);
+        if (!node)
+            return uform__fail(UFORM_STATUS_NOT_FOUND, "%s: no NUMA node %d on this machine", verb, (int)domains[i]);
+        if (!node->cpu_count)
+            return uform__fail(UFORM_STATUS_NOT_FOUND,
+                               "%s: NUMA node %d has no CPU this process may use (a memory-only node)", verb,
+                               (int)domains[i]);
+    }
+    return UFORM_STATUS_OK;
+}
+
+uform_status_t uform__validate_ram_arguments(const int32_t *domains, size_t count, uform_cpu_class_t cpu_class,
+                                             size_t deferred_limit, const char *verb,
+                                             const uform__topology_t **topology_out) {
+    if ((unsigned)cpu_class > UFORM_CPU_CLASS_MONOVERSIONED)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %d is not a CPU class", verb, (int)cpu_class);
+    if (deferred_limit > UFORM_DEFERRED_LIMIT_MAX)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: deferred_limit %zu exceeds %d", verb, deferred_limit,
+                           UFORM_DEFERRED_LIMIT_MAX);
+    const uform__topology_t *topology = NULL;
+    uform_status_t status = uform__topology_get(&topology);
+    if (status != UFORM_STATUS_OK) return status;
+    status = uform__validate_domains(domains, count, topology, verb);
+    if (status != UFORM_STATUS_OK) return status;
+    status = uform__cpu_class_check(cpu_class);
+    if (status != UFORM_STATUS_OK) return status;
+    *topology_out = topology;
+    return UFORM_STATUS_OK;
+}
+
+/** The domains' CPUs interleaved node by node, so consecutive threads alternate domains. */
+static uform_status_t place_cpus(uform_executor_t *executor, const uform__topology_t *topology,
+                                 const int32_t *domains, size_t domain_count) {
+    size_t nodes = domain_count, total = 0;
+    const uform__node_t **chosen = calloc(topology->node_count ? topology->node_count : 1, sizeof *chosen);
+    if (!chosen) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_executor_for_ram: placement");
+    if (domain_count) {
+        for (size_t i = 0; i < domain_count; i++) chosen[i] = uform__topology_node(topology, domains[i]);
+    } else {
+        nodes = 0;
+        for (size_t i = 0; i < topology->node_count; i++)
+            if (topology->nodes[i].cpu_count) chosen[nodes++] = &topology->nodes[i];
+    }
+    for (size_t i = 0; i < nodes; i++) total += chosen[i]->cpu_count;
+    executor->cpus = malloc((total ? total : 1) * sizeof(int32_t));
+    executor->nodes = malloc((nodes ? nodes : 1) * sizeof(int32_t));
+    if (!executor->cpus || !executor->nodes) {
+        free(chosen);
+        return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_executor_for_ram: placement");
+    }
+    for (size_t i = 0; i < nodes; i++) executor->nodes[i] = chosen[i]->id;
+    executor->node_count = nodes;
+    size_t placed = 0;
+    for (size_t round = 0; placed < total; round++)
+        for (size_t i = 0; i < nodes; i++)
+            if (round < chosen[i]->cpu_count) executor->cpus[placed++] = chosen[i]->cpus[round];
+    executor->cpu_count = total;
+    free(chosen);
+    return UFORM_STATUS_OK;
+}
+
+static int32_t node_of_cpu(const uform__topology_t *topology, int32_t cpu) {
+    for (size_t i = 0; i < topology->node_count; i++)
+        for (size_t j = 0; j < topology->nodes[i].cpu_count; j++)
+            if (topology->nodes[i].cpus[j] == cpu) return topology->nodes[i].id;
+    return -1;
+}
+
+static void release_memory(uform_executor_t *executor) {
+    if (executor->workers)
+        for (size_t i = 0; i < executor->threads; i++)
+            uform__pages_free(executor->workers[i].scratch, executor->workers[i].scratch_bytes);
+    free(executor->workers);
+    free(executor->queue);
+    free(executor->cpus);
+    free(executor->nodes);
+    free(executor);
+}
+
+static void stop_threads(uform_executor_t *executor) {
+    atomic_store(&executor->stopping, true);
+    atomic_fetch_add(&executor->generation, 1);
+    uform__futex_wake((const uint32_t *)&executor->generation, INT_MAX);
+    pthread_mutex_lock(&executor->lock);
+    pthread_cond_broadcast(&executor->queued);
+    pthread_mutex_unlock(&executor->lock);
+    for (size_t i = 0; i < executor->threads; i++)
+        if (executor->workers[i].started) uform__thread_join(executor->workers[i].thread);
+}
+
+uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memory_domains_count,
+                                      uform_cpu_class_t cpu_class, size_t threads, size_t deferred_limit,
+                                      uform_executor_t **executor_out) {
+    static const char verb[] = "uform_executor_for_ram";
+    if (!executor_out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: executor output is NULL", verb);
+    *executor_out = NULL;
+    if (threads > UFORM_THREADS_MAX)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %zu threads exceeds the limit of %d", verb, threads,
+                           UFORM_THREADS_MAX);
+    const uform__topology_t *topology = NULL;
+    uform_status_t status = uform__validate_ram_arguments(memory_domains, memory_domains_count, cpu_class,
+                                                          deferred_limit, verb, &topology);
+    if (status != UFORM_STATUS_OK) return status;
+
+    uform_executor_t *executor = aligned_alloc(UFORM_LINE_, (sizeof *executor + UFORM_LINE_ - 1) / UFORM_LINE_ *
+                                                                UFORM_LINE_);
+    if (!executor) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: executor", verb);
+    memset(executor, 0, sizeof *executor);
+    status = place_cpus(executor, topology, memory_domains, memory_domains_count);
+    if (status != UFORM_STATUS_OK) {
+        release_memory(executor);
+        return status;
+    }
+    size_t cores = executor->cpu_count;
+    if (!memory_domains_count && topology->quota_cpus > 0) {
+        /* A cgroup quota caps how many cores this process really gets, whatever the cpuset. */
+        size_t quota = (size_t)ceil(topology->quota_cpus);
+        if (quota >= 1 && quota < cores) cores = quota;
+    }
+    if (!threads) threads = uform__default_threads_for(cores);
+    if (!threads) threads = 1;
+    executor->threads = threads;
+    executor->cpu_class = cpu_class ? cpu_class : uform_cpu_class_derived();
+    executor->fork_generation = uform__fork_generation();
+    executor->oversubscribed = threads > cores;
+    executor->spin_ns = spin_budget_ns();
+    executor->deferred_limit = deferred_limit ? deferred_limit : UFORM_DEFERRED_LIMIT_DEFAULT;
+    atomic_init(&executor->mood, UFORM_MOOD_PARKED);
+    pthread_mutex_init(&executor->lock, NULL);
+    pthread_cond_init(&executor->changed, NULL);
+    pthread_cond_init(&executor->queued, NULL);
+    executor->queue = calloc(executor->deferred_limit, sizeof *executor->queue);
+    executor->workers = calloc(threads, sizeof *executor->workers);
+    if (!executor->queue || !executor->workers) {
+        release_memory(executor);
+        return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: %zu threads", verb, threads);
+    }
+    for (size_t i = 0; i < threads; i++) {
+        uform__worker_t *worker = &executor->workers[i];
+        worker->executor = executor;
+        worker->index = i;
+        worker->node = executor->cpu_count ? node_of_cpu(topology, executor->cpus[i % executor->cpu_count]) : -1;
+    }
+    /* Thread 0's work runs on the caller (synchronous calls) or the leader (deferred ones);
+     * workers 1.. are pinned one per core round-robin, or to the whole set when oversubscribed. */
+    for (size_t i = 0; i < threads && status == UFORM_STATUS_OK; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "uform:ram:%zu", i);
+        const int32_t *cpus = executor->cpus;
+        size_t cpu_count = executor->cpu_count;
+        if (!executor->oversubscribed && cpu_count) {
+            cpus = &executor->cpus[i % executor->cpu_count];
+            cpu_count = 1;
+        }
+        uform__worker_t *worker = &executor->workers[i];
+        status = uform__thread_start(&worker->thread, i ? uform__worker_main : uform__leader_main, worker, name, cpus,
+                                     cpu_count);
+        worker->started = status == UFORM_STATUS_OK;
+    }
+    if (status != UFORM_STATUS_OK) {
+        stop_threads(executor);
+        pthread_mutex_destroy(&executor->lock);
+        pthread_cond_destroy(&executor->changed);
+        pthread_cond_destroy(&executor->queued);
+        release_memory(executor);
+        return status;
+    }
+    *executor_out = executor;
+    return UFORM_STATUS_OK;
+}
+
+uform_status_t uform_executor_on_pool(const int32_t *memory_domains, size_t memory_domains_count,
+                                      uform_cpu_class_t cpu_class, void *pool, size_t deferred_limit,
+                                      uform_executor_t **executor_out) {
+    static const char verb[] = "uform_executor_on_pool";
+    if (!executor_out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: executor output is NULL", verb);
+    *executor_out = NULL;
+    if (!pool) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: pool is NULL", verb);
+    const uform__topology_t *topology = NULL;
+    uform_status_t status = uform__validate_ram_arguments(memory_domains, memory_domains_count, cpu_class,
+                                                          deferred_limit, verb, &topology);
+    if (status != UFORM_STATUS_OK) return status;
+    return uform__fail(UFORM_STATUS_UNSUPPORTED,
+                       "%s: borrowing a ForkUnion pool is not designed yet; use uform_executor_for_ram", verb);
+}
+
+static uform_status_t validate_mood(uform_mood_t mood) {
+    if (mood != UFORM_MOOD_SPINNING && mood != UFORM_MOOD_PARKED)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_executor_drain: %d is not a mood", (int)mood);
+    return UFORM_STATUS_OK;
+}
+
+/** Waits, under the lock, for the deferred calls submitted so far and any synchronous call. */
+static void wait_idle_locked(uform_executor_t *executor) {
+    uint64_t target = executor->submitted;
+    for (;;) {
+        uint32_t hold = atomic_fetch_or(&executor->hold, UFORM_HOLD_WAITERS) | UFORM_HOLD_WAITERS;
+        if (executor->completed >= target && !(hold & (UFORM_HOLD_SYNC | UFORM_HOLD_LEADER))) return;
+        pthread_cond_wait(&executor->changed, &executor->lock);
+    }
+}
+
+uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t mood) {
+    uform_status_t status = validate_mood(mood);
+    if (status != UFORM_STATUS_OK || !executor) return status;
+    status = uform__executor_usable(executor, "uform_executor_drain");
+    if (status != UFORM_STATUS_OK) return status;
+    pthread_mutex_lock(&executor->lock);
+    wait_idle_locked(executor);
+    pthread_mutex_unlock(&executor->lock);
+    uint32_t previous = atomic_exchange(&executor->mood, (uint32_t)mood);
+    /* Sleeping workers only look at the mood when woken: wake them to start spinning. */
+    if (previous != (uint32_t)mood && mood == UFORM_MOOD_SPINNING)
+        uform__futex_wake((const uint32_t *)&executor->generation, INT_MAX);
+    return UFORM_STATUS_OK;
+}
+
+uform_status_t uform_executor_free(uform_executor_t *executor) {
+    if (!executor) return UFORM_STATUS_OK;
+    if (executor->fork_generation != uform__fork_generation()) {
+        /* In a fork()ed child the threads are gone and the locks may be held by ghosts: release
+         * memory only. */
+        release_memory(executor);
+        return uform__fail(UFORM_STATUS_FORKED,
+                           "uform_executor_free: executor inherited across fork(); memory released, no threads joined");
+    }
+    if (uform__current_executor == executor)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
+                           "uform_executor_free: called from inside one of this executor's own callbacks");
+    pthread_mutex_lock(&executor->lock);
+    wait_idle_locked(executor);
+    pthread_mutex_unlock(&executor->lock);
+    stop_threads(executor);
+    pthread_mutex_destroy(&executor->lock);
+    pthread_cond_destroy(&executor->changed);
+    pthread_cond_destroy(&executor->queued);
+    release_memory(executor);
+    return UFORM_STATUS_OK;
+}
+
+size_t uform_executor_threads(const uform_executor_t *executor) { return executor ? executor->threads : 1; }
+
+uform_cpu_class_t uform_executor_cpu_class(const uform_executor_t *executor) {
+    return executor ? executor->cpu_class : uform_cpu_class_derived();
+}
+
+uform_mood_t uform_executor_mood(const uform_executor_t *executor) {
+    return executor ? (uform_mood_t)atomic_load(&executor->mood) : UFORM_MOOD_PARKED;
+}

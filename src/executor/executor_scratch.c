@@ -1,0 +1,65 @@
+/* Per-thread scratch. Each thread grows its own buffer from inside its callback, so no lock is
+ * needed; pages are bound to the thread's NUMA node and first touched by the thread itself. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "executor/executor_internal.h"
+
+static size_t round_up(size_t bytes) {
+    size_t rounded = 64 * 1024;
+    while (rounded < bytes && rounded < ((size_t)1 << 62)) rounded <<= 1;
+    return rounded;
+}
+
+static uform_status_t grow(void **scratch, size_t *scratch_bytes, size_t bytes, int32_t node) {
+    if (bytes <= *scratch_bytes && *scratch) return UFORM_STATUS_OK;
+    size_t rounded = round_up(bytes);
+    void *pages = uform__pages_map(rounded);
+    if (!pages) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_executor_scratch: %zu bytes", bytes);
+    if (node >= 0) uform__pages_bind(pages, rounded, &node, 1);
+    uform__pages_free(*scratch, *scratch_bytes);
+    *scratch = pages;
+    *scratch_bytes = rounded;
+    return UFORM_STATUS_OK;
+}
+
+/* The NULL executor's scratch belongs to the calling thread and dies with it. */
+typedef struct inline_scratch_t {
+    void *pointer;
+    size_t bytes;
+} inline_scratch_t;
+
+static pthread_key_t inline_key;
+static pthread_once_t inline_once = PTHREAD_ONCE_INIT;
+
+static void inline_release(void *value) {
+    inline_scratch_t *scratch = value;
+    uform__pages_free(scratch->pointer, scratch->bytes);
+    free(scratch);
+}
+static void inline_key_create(void) { pthread_key_create(&inline_key, inline_release); }
+
+uform_status_t uform_executor_scratch(uform_executor_t *executor, size_t thread, size_t bytes, void **scratch) {
+    if (!scratch) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_executor_scratch: output is NULL");
+    size_t threads = uform_executor_threads(executor);
+    if (thread >= threads)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_executor_scratch: thread %zu of %zu", thread, threads);
+    if (!bytes) bytes = 1;
+    if (!executor) {
+        pthread_once(&inline_once, inline_key_create);
+        inline_scratch_t *mine = pthread_getspecific(inline_key);
+        if (!mine) {
+            mine = calloc(1, sizeof *mine);
+            if (!mine) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_executor_scratch");
+            pthread_setspecific(inline_key, mine);
+        }
+        uform_status_t status = grow(&mine->pointer, &mine->bytes, bytes, -1);
+        if (status == UFORM_STATUS_OK) *scratch = mine->pointer;
+        return status;
+    }
+    uform__worker_t *worker = &executor->workers[thread];
+    uform_status_t status = grow(&worker->scratch, &worker->scratch_bytes, bytes, worker->node);
+    if (status == UFORM_STATUS_OK) *scratch = worker->scratch;
+    return status;
+}

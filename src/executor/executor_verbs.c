@@ -1,0 +1,72 @@
+/* The public verbs: validate, build a job, and run it synchronously (fork-join on the caller)
+ * or queue it (deferred). All four verbs share one path so contention, fork and re-entrancy
+ * rules can't differ between them. */
+#include "core/error.h"
+#include "executor/executor_internal.h"
+
+static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, uform__job_t *job,
+                          const char *verb) {
+    if (!job->function) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the callback is NULL", verb);
+    if (call && call->struct_size < sizeof(uform_call_t))
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
+                           "%s: call->struct_size is %zu, expected %zu (initialise with UFORM_CALL_INIT)", verb,
+                           call->struct_size, sizeof(uform_call_t));
+    if (executor) {
+        uform_status_t usable = uform__executor_usable(executor, verb);
+        if (usable != UFORM_STATUS_OK) return usable;
+    }
+    bool deferred = call && call->deferred;
+    if (call) {
+        job->progress = call->progress;
+        job->progress_context = call->progress_context;
+    }
+    /* Reports come at most ~256 times a call, and per task for small calls. */
+    job->progress_step = job->total / 256 ? job->total / 256 : 1;
+    if (deferred) {
+        *call->deferred = NULL;
+        return uform__deferred_submit(executor, job, call->deferred);
+    }
+    if (!executor) {
+        _Atomic size_t done = 0;
+        if (job->progress) job->done = &done;
+        return uform__run_inline(job, 1);
+    }
+    uform_status_t status = uform__hold_sync(executor);
+    if (status != UFORM_STATUS_OK) return status;
+    if (job->progress) {
+        atomic_store(&executor->progress_done_sync, 0);
+        job->done = &executor->progress_done_sync;
+    }
+    uform__current_executor = executor;
+    status = uform__fork_join(executor, job);
+    uform__current_executor = NULL;
+    uform__release_sync(executor);
+    if (status != UFORM_STATUS_OK && status != UFORM_STATUS_CONTENDED)
+        uform__fail(status, "%s: a callback returned %s", verb, uform_status_name(status));
+    return status;
+}
+
+uform_status_t uform_executor_for_n(uform_executor_t *executor, const uform_call_t *call, size_t n, uform_task_t task,
+                                    void *context) {
+    uform__job_t job = {UFORM_JOB_FOR_N, n, (void *)task, context, NULL, NULL, NULL, n, 1};
+    return run(executor, call, &job, "uform_executor_for_n");
+}
+
+uform_status_t uform_executor_for_n_dynamic(uform_executor_t *executor, const uform_call_t *call, size_t n,
+                                            uform_task_t task, void *context) {
+    uform__job_t job = {UFORM_JOB_FOR_N_DYNAMIC, n, (void *)task, context, NULL, NULL, NULL, n, 1};
+    return run(executor, call, &job, "uform_executor_for_n_dynamic");
+}
+
+uform_status_t uform_executor_for_threads(uform_executor_t *executor, const uform_call_t *call, uform_task_t task,
+                                          void *context) {
+    size_t threads = uform_executor_threads(executor);
+    uform__job_t job = {UFORM_JOB_FOR_THREADS, threads, (void *)task, context, NULL, NULL, NULL, threads, 1};
+    return run(executor, call, &job, "uform_executor_for_threads");
+}
+
+uform_status_t uform_executor_for_slices(uform_executor_t *executor, const uform_call_t *call, size_t n,
+                                         uform_slice_t slice, void *context) {
+    uform__job_t job = {UFORM_JOB_FOR_SLICES, n, (void *)slice, context, NULL, NULL, NULL, n, 1};
+    return run(executor, call, &job, "uform_executor_for_slices");
+}

@@ -1,0 +1,45 @@
+/* fork(): an executor inherited by the child answers FORKED instead of deadlocking on
+ * threads that don't exist there; the child can make and use executors of its own; the
+ * parent's executor is unaffected. */
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static uform_status_t nothing(void *context, size_t task, size_t thread) { return UFORM_STATUS_OK; }
+
+static int child(uform_executor_t *inherited) {
+    alarm(20); /* a deadlock would be a hang: fail the child instead */
+    if (uform_executor_for_n(inherited, NULL, 100, nothing, NULL) != UFORM_STATUS_FORKED) return 10;
+    uform_call_t call = UFORM_CALL_INIT;
+    uform_deferred_t *deferred = NULL;
+    call.deferred = &deferred;
+    if (uform_executor_for_n(inherited, &call, 100, nothing, NULL) != UFORM_STATUS_FORKED) return 11;
+    if (uform_executor_drain(inherited, UFORM_MOOD_PARKED) != UFORM_STATUS_FORKED) return 12;
+    if (!strstr(uform_last_error(), "fork")) return 13;
+    uform_arena_t *arena = NULL;
+    if (uform_arena_new_in(inherited, 4096, &arena) != UFORM_STATUS_FORKED) return 14;
+    uform_executor_t *own = NULL;
+    if (uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &own) != UFORM_STATUS_OK) return 15;
+    if (uform_executor_for_n(own, NULL, 1000, nothing, NULL) != UFORM_STATUS_OK) return 16;
+    if (uform_executor_free(own) != UFORM_STATUS_OK) return 17;
+    if (uform_executor_free(inherited) != UFORM_STATUS_FORKED) return 18; /* memory released */
+    return 0;
+}
+
+int main(void) {
+    uform_executor_t *executor = NULL;
+    CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &executor));
+    CHECK_OK(uform_executor_drain(executor, UFORM_MOOD_SPINNING)); /* workers busy-polling at fork time */
+    CHECK_OK(uform_executor_for_n(executor, NULL, 1000, nothing, NULL));
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) _exit(child(executor));
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK_EQ_INT(WEXITSTATUS(status), 0);
+    CHECK_OK(uform_executor_for_n(executor, NULL, 1000, nothing, NULL));
+    CHECK_OK(uform_executor_free(executor));
+    TEST_DONE();
+}
