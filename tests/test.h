@@ -10,7 +10,7 @@
 
 #include "uform.h"
 
-static int uform_test_checks_ = 0;
+static _Atomic int uform_test_checks_ = 0; /* atomic: tests check from many threads */
 
 #define TEST_FAIL_(...)                                                                            \
     do {                                                                                           \
@@ -56,7 +56,7 @@ static int uform_test_checks_ = 0;
 /** Ends main: prints how many checks passed. */
 #define TEST_DONE()                                                                                \
     do {                                                                                           \
-        printf("%s: %d checks passed\n", __FILE__, uform_test_checks_);                            \
+        printf("%s: %d checks passed\n", __FILE__, (int)uform_test_checks_);                            \
         return 0;                                                                                  \
     } while (0)
 

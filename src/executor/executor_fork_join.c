@@ -22,7 +22,7 @@ static void report_progress(const uform__job_t *job, uform__progress_state_t *st
     size_t done = atomic_fetch_add(job->done, finished) + finished;
     if (!job->progress) return;
     bool last = done == job->total;
-    if (!last && done < state->reported + job->progress_step) return;
+    if (!last && done < atomic_load_explicit(&state->reported, memory_order_relaxed) + job->progress_step) return;
     uint32_t unlocked = 0;
     if (!atomic_compare_exchange_strong(&state->lock, &unlocked, 1)) {
         if (!last) return; /* someone is reporting; a later report covers this one */
@@ -34,8 +34,8 @@ static void report_progress(const uform__job_t *job, uform__progress_state_t *st
         }
     }
     size_t now = atomic_load(job->done);
-    if (now > state->reported) {
-        state->reported = now;
+    if (now > atomic_load_explicit(&state->reported, memory_order_relaxed)) {
+        atomic_store_explicit(&state->reported, now, memory_order_relaxed);
         job->progress(job->progress_context, now, job->total);
     }
     atomic_store(&state->lock, 0);
@@ -187,7 +187,7 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
     if (atomic_load_explicit(&executor->failure, memory_order_relaxed) != UFORM_STATUS_OK)
         atomic_store_explicit(&executor->failure, UFORM_STATUS_OK, memory_order_relaxed);
     if (job->kind == UFORM_JOB_FOR_N_DYNAMIC) atomic_store_explicit(&executor->dynamic_next, 0, memory_order_relaxed);
-    if (job->progress) executor->progress.reported = 0;
+    if (job->progress) atomic_store_explicit(&executor->progress.reported, 0, memory_order_relaxed);
     atomic_store_explicit(&executor->pending, (uint32_t)(threads - 1), memory_order_relaxed);
     atomic_fetch_add(&executor->generation, 1); /* publishes the job (seq_cst) */
     if (atomic_load(&executor->sleepers))

@@ -37,7 +37,7 @@ typedef struct uform__job_t {
 /** Serialises progress reports so they arrive one at a time and never go backwards. */
 typedef struct uform__progress_state_t {
     _Atomic uint32_t lock;
-    size_t reported;
+    _Atomic size_t reported; /* written under `lock`, read without it to skip needless tries */
 } uform__progress_state_t;
 
 /** Hold bits: who may fork the workers right now (see executor_hold.c). */

@@ -1,7 +1,6 @@
 /* Per-thread scratch. Each thread grows its own buffer from inside its callback, so no lock is
  * needed; pages are bound to the thread's NUMA node and first touched by the thread itself. */
 #include <pthread.h>
-#include <stdlib.h>
 
 #include "core/error.h"
 #include "executor/executor_internal.h"
@@ -30,13 +29,15 @@ typedef struct inline_scratch_t {
     size_t bytes;
 } inline_scratch_t;
 
-static pthread_key_t inline_key;
+static _Thread_local inline_scratch_t inline_scratch;
+static pthread_key_t inline_key; /* only for its destructor, which unmaps at thread exit */
 static pthread_once_t inline_once = PTHREAD_ONCE_INIT;
 
 static void inline_release(void *value) {
     inline_scratch_t *scratch = value;
     uform__pages_free(scratch->pointer, scratch->bytes);
-    free(scratch);
+    scratch->pointer = NULL;
+    scratch->bytes = 0;
 }
 static void inline_key_create(void) { pthread_key_create(&inline_key, inline_release); }
 
@@ -48,12 +49,8 @@ uform_status_t uform_executor_scratch(uform_executor_t *executor, size_t thread,
     if (!bytes) bytes = 1;
     if (!executor) {
         pthread_once(&inline_once, inline_key_create);
-        inline_scratch_t *mine = pthread_getspecific(inline_key);
-        if (!mine) {
-            mine = calloc(1, sizeof *mine);
-            if (!mine) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_executor_scratch");
-            pthread_setspecific(inline_key, mine);
-        }
+        inline_scratch_t *mine = &inline_scratch;
+        if (!pthread_getspecific(inline_key)) pthread_setspecific(inline_key, mine);
         uform_status_t status = grow(&mine->pointer, &mine->bytes, bytes, -1);
         if (status == UFORM_STATUS_OK) *scratch = mine->pointer;
         return status;

@@ -54,7 +54,9 @@ int main(void) {
     CHECK(used < (8u << 20)); /* a failed allocation changes nothing */
     CHECK_STATUS(uform_arena_allocate(arena, 10, 3, &c), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK_STATUS(uform_arena_allocate(arena, 10, 0, NULL), UFORM_STATUS_INVALID_ARGUMENT);
-    CHECK_STATUS(uform_arena_new_in(executor, 0, &arena), UFORM_STATUS_INVALID_ARGUMENT);
+    uform_arena_t *refused = (uform_arena_t *)1;
+    CHECK_STATUS(uform_arena_new_in(executor, 0, &refused), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK(refused == NULL);
     CHECK_STATUS(uform_arena_new_in(executor, 4096, NULL), UFORM_STATUS_INVALID_ARGUMENT);
     uform_arena_t *absurd = NULL;
     CHECK_STATUS(uform_arena_new_in(executor, (size_t)-1, &absurd), UFORM_STATUS_OUT_OF_MEMORY);
