@@ -167,8 +167,8 @@ typedef struct uform_call_t {
 #define UFORM_CALL_INIT {sizeof(uform_call_t), NULL, NULL, NULL}
 
 /**
- * Runs `task(context, i, thread)` once for every i in [0, n), split statically: thread t
- * takes the contiguous range [t*n/T, (t+1)*n/T).
+ * Runs `task(context, i, thread)` once for every i in [0, n), split statically: thread t of T
+ * takes one contiguous range, in thread order, of n/T tasks, the first n%T threads one more.
  * @return OK, the first non-OK status a task returned (later tasks may be skipped),
  *         CONTENDED, INVALID_ARGUMENT (NULL task), FORKED; for a deferred call OK means
  *         "queued" and the call's own status comes from uform_deferred_wait().
@@ -203,8 +203,8 @@ UFORM_API uform_status_t uform_deferred_poll(const uform_deferred_t *deferred);
 
 /**
  * Waits up to `timeout_seconds` (negative: forever; 0: a poll) for the call to finish.
- * @return the call's own status once finished; TIMEOUT if it has not; INVALID_ARGUMENT for
- *         NULL or NaN.
+ * @return the call's own status once finished (the same on every later wait); TIMEOUT if it
+ *         has not; INVALID_ARGUMENT for NULL or NaN.
  */
 UFORM_API uform_status_t uform_deferred_wait(uform_deferred_t *deferred, double timeout_seconds);
 

@@ -1,0 +1,202 @@
+//! UForm places compute on hardware: an [`Executor`] owns host threads or device streams, the
+//! activation scratch, and the pinned buffers staging passes through, grown to a high-water
+//! mark. One executor serves any number of models of its residency.
+//!
+//! This crate is a thin, safe layer over `libuform`'s C interface (`include/uform.h`): every
+//! fallible call answers a [`Result`] whose [`Error`] carries the C [`Status`] and the detail
+//! the library left in its thread-local last-error message.
+//!
+//! ```
+//! use uform::*;
+//!
+//! # fn main() -> uform::Result<()> {
+//! let threads = Executor::for_ram(&[], None, 8, 0)?; // eight threads, where zero takes 7/8 of the cores
+//! let serial = Executor::for_ram(&[], Some(CPUClass::Serial), 0, 0)?; // dispatches as the portable floor
+//! let local = Executor::default(); // owns nothing, runs on the calling thread
+//!
+//! threads.drain(Mood::Spinning)?; // waits until no call holds it, then keeps spinning
+//!
+//! // The verbs run through an `On`, naming the executor and how the call runs.
+//! let sum = std::sync::atomic::AtomicUsize::new(0);
+//! On::new(&serial).for_n(100, |task, _thread| {
+//!     sum.fetch_add(task, std::sync::atomic::Ordering::Relaxed);
+//! })?;
+//! assert_eq!(sum.into_inner(), 4950);
+//! On::new(&local).for_threads(|thread| assert_eq!(thread, 0))?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Executors over NUMA nodes, GPUs and borrowed pools need the hardware to exist, so on a
+//! machine with one NUMA node and no GPU these answer errors rather than executors:
+//!
+//! ```
+//! use uform::*;
+//!
+//! // Threads interleaved across two NUMA nodes: NotFound where node 1 does not exist.
+//! match Executor::for_ram(&[0, 1], None, 0, 0) {
+//!     Ok(domains) => drop(domains),
+//!     Err(error) => assert_eq!(error.status(), Status::NotFound),
+//! }
+//! // One stream per device: NotFound without GPUs.
+//! match unsafe { Executor::for_vram(&[0, 1], None, &[], None, &[], 0, 0) } {
+//!     Ok(streams) => drop(streams),
+//!     Err(error) => assert_eq!(error.status(), Status::NotFound),
+//! }
+//! ```
+
+#![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+use std::ffi::CStr;
+use std::fmt;
+use std::os::raw::c_char;
+
+#[macro_use]
+mod types;
+mod ffi;
+mod train;
+
+pub use train::{Mesh, MeshDescription, MeshOptions, MultimemTier};
+pub use types::{CPUClass, Deferred, Executor, GPUClass, GPUDevice, GPUVendor, Later, Mood, Now, On, Status};
+
+/// What every fallible call of this crate answers.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A failure: the C library's [`Status`] and the detail it gave, or the message of the
+/// callback that panicked.
+#[derive(Clone, PartialEq, Eq, Debug, Hash)]
+pub struct Error {
+    status: Status,
+    message: String,
+}
+
+impl Error {
+    /// An error of `status` carrying `message`.
+    pub fn new(status: Status, message: impl Into<String>) -> Self {
+        Self { status, message: message.into() }
+    }
+
+    /// The status the call answered; never [`Status::Ok`].
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    /// The detail: which argument, the errno text, the missing CPU feature, the panic message.
+    /// May be empty when the library gave none.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The error for a non-OK C status, with the calling thread's `uform_last_error()`.
+    pub(crate) fn from_raw(raw: ffi::uform_status_t) -> Self {
+        // SAFETY: uform_last_error never answers NULL and its buffer stays valid until this
+        // thread's next failing call; it is copied at once.
+        let detail = unsafe { string_from(ffi::uform_last_error()) }.unwrap_or_default();
+        match Status::from_raw(raw) {
+            Some(status) => Self::new(status, detail),
+            // A number a newer library added: keep it visible rather than guess.
+            None => Self::new(Status::Malformed, format!("libuform answered unknown status {raw}: {detail}")),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.message.is_empty() {
+            write!(f, "{} ({})", self.status, self.status.name())
+        } else {
+            write!(f, "{} ({}): {}", self.status, self.status.name(), self.message)
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// `Ok(())` for `UFORM_STATUS_OK`, else the error with the calling thread's detail.
+pub(crate) fn check(raw: ffi::uform_status_t) -> Result<()> {
+    if raw == ffi::UFORM_STATUS_OK {
+        Ok(())
+    } else {
+        Err(Error::from_raw(raw))
+    }
+}
+
+/// Copies a C string, `None` for NULL. Invalid UTF-8 is replaced, never trusted.
+///
+/// # Safety
+/// `pointer` is NULL or addresses a NUL-terminated string valid for the call.
+pub(crate) unsafe fn string_from(pointer: *const c_char) -> Option<String> {
+    if pointer.is_null() {
+        return None;
+    }
+    // SAFETY: the caller vouches for a NUL-terminated string.
+    Some(unsafe { CStr::from_ptr(pointer) }.to_string_lossy().into_owned())
+}
+
+/// A static string the library owns, as `&'static str`; empty for NULL or non-UTF-8 text.
+///
+/// # Safety
+/// `pointer` is NULL or addresses a NUL-terminated string that lives as long as the process.
+unsafe fn static_str(pointer: *const c_char) -> &'static str {
+    if pointer.is_null() {
+        return "";
+    }
+    // SAFETY: the caller vouches for a static, NUL-terminated string.
+    unsafe { CStr::from_ptr(pointer) }.to_str().unwrap_or("")
+}
+
+/// Comma-separated hardware capabilities the library was compiled with: the CPU classes it
+/// has kernels for (snake-case, as [`CPUClass`] displays them), then the backends (`cuda`,
+/// `hip`, `nccl`, `numa`).
+///
+/// Calls `uform_capabilities_compiled`.
+pub fn capabilities_compiled() -> &'static str {
+    // SAFETY: the library answers a static string it owns for the whole process.
+    unsafe { static_str(ffi::uform_capabilities_compiled()) }
+}
+
+/// Comma-separated hardware capabilities this machine offers at runtime: the subset of
+/// [`capabilities_compiled`] it can run, in the same order and vocabulary.
+///
+/// Calls `uform_capabilities_available`.
+pub fn capabilities_available() -> &'static str {
+    // SAFETY: the library answers a static string it owns for the whole process.
+    unsafe { static_str(ffi::uform_capabilities_available()) }
+}
+
+/// Lists every GPU this process can drive into `devices`, NVIDIA devices first, then AMD,
+/// and answers how many there are, which may exceed what `devices` holds (only that many
+/// entries are written).
+///
+/// A vendor this build does not compile, or whose runtime is absent, lists no devices, so a
+/// machine without GPUs answers zero.
+///
+/// ```
+/// let mut devices = [uform::GPUDevice::default(); 8];
+/// let count = uform::gpu_devices(&mut devices)?;
+/// for device in &devices[..count.min(devices.len())] {
+///     println!("{}: {} bytes", device.name(), device.memory_bytes());
+/// }
+/// # Ok::<(), uform::Error>(())
+/// ```
+///
+/// Calls `uform_gpu_devices`.
+///
+/// # Errors
+/// Whatever the library answers while probing the drivers.
+pub fn gpu_devices(devices: &mut [GPUDevice]) -> Result<usize> {
+    let mut count = 0usize;
+    let pointer =
+        if devices.is_empty() { std::ptr::null_mut() } else { devices.as_mut_ptr().cast::<ffi::uform_gpu_device_t>() };
+    // SAFETY: GPUDevice is repr(transparent) over uform_gpu_device_t, so `pointer` addresses
+    // `devices.len()` writable entries of the C layout (or is NULL with capacity 0).
+    check(unsafe { ffi::uform_gpu_devices(pointer, devices.len(), &mut count) })?;
+    Ok(count)
+}
+
+/// The version of the `libuform` actually linked, e.g. `"4.0.0-rc.1"`: this crate's own.
+pub fn version() -> &'static str {
+    // SAFETY: the library answers a static string it owns for the whole process.
+    unsafe { static_str(ffi::uform_version()) }
+}
