@@ -1,0 +1,122 @@
+/* Capabilities: what this build carries (fixed at compile time) and the part of it this
+ * machine runs (read once through the seam, dropped when the seam moves). */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "hardware/caches.h"
+#include "hardware/cpu_class.h"
+#include "hardware/seam.h"
+#include "kernels/kernels.h"
+#include "uform/hardware.h"
+
+/* One token per compiled class, in class order, then the backends: a string literal, so it
+ * is static and needs no initialisation. */
+#if UFORM_KERNELS_INTEL_HASWELL
+#define TOKEN_INTEL_HASWELL ",intel_haswell"
+#else
+#define TOKEN_INTEL_HASWELL ""
+#endif
+#if UFORM_KERNELS_INTEL_SIERRA
+#define TOKEN_INTEL_SIERRA ",intel_sierra"
+#else
+#define TOKEN_INTEL_SIERRA ""
+#endif
+#if UFORM_KERNELS_INTEL_SKYLAKE
+#define TOKEN_INTEL_SKYLAKE ",intel_skylake"
+#else
+#define TOKEN_INTEL_SKYLAKE ""
+#endif
+#if UFORM_KERNELS_INTEL_ICELAKE
+#define TOKEN_INTEL_ICELAKE ",intel_icelake"
+#else
+#define TOKEN_INTEL_ICELAKE ""
+#endif
+#if UFORM_KERNELS_AMD_GENOA
+#define TOKEN_AMD_GENOA ",amd_genoa"
+#else
+#define TOKEN_AMD_GENOA ""
+#endif
+#if UFORM_KERNELS_INTEL_SAPPHIRE
+#define TOKEN_INTEL_SAPPHIRE ",intel_sapphire"
+#else
+#define TOKEN_INTEL_SAPPHIRE ""
+#endif
+#if UFORM_KERNELS_INTEL_GRANITE
+#define TOKEN_INTEL_GRANITE ",intel_granite"
+#else
+#define TOKEN_INTEL_GRANITE ""
+#endif
+#if UFORM_KERNELS_INTEL_DIAMOND
+#define TOKEN_INTEL_DIAMOND ",intel_diamond"
+#else
+#define TOKEN_INTEL_DIAMOND ""
+#endif
+#if UFORM_KERNELS_AWS_G2
+#define TOKEN_AWS_G2 ",aws_g2"
+#else
+#define TOKEN_AWS_G2 ""
+#endif
+#if UFORM_KERNELS_APPLE_M2
+#define TOKEN_APPLE_M2 ",apple_m2"
+#else
+#define TOKEN_APPLE_M2 ""
+#endif
+#if UFORM_KERNELS_AWS_G5
+#define TOKEN_AWS_G5 ",aws_g5"
+#else
+#define TOKEN_AWS_G5 ""
+#endif
+#if defined(__linux__)
+#define TOKEN_NUMA ",numa"
+#else
+#define TOKEN_NUMA ""
+#endif
+
+static const char compiled[] = "serial" TOKEN_INTEL_HASWELL TOKEN_INTEL_SIERRA TOKEN_INTEL_SKYLAKE TOKEN_INTEL_ICELAKE TOKEN_AMD_GENOA TOKEN_INTEL_SAPPHIRE TOKEN_INTEL_GRANITE TOKEN_INTEL_DIAMOND TOKEN_AWS_G2 TOKEN_APPLE_M2 TOKEN_AWS_G5 TOKEN_NUMA;
+
+const char *uform_capabilities_compiled(void) { return compiled; }
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static char available[sizeof compiled];
+static bool available_ready;
+
+void uform__capabilities_forget(void) {
+    pthread_mutex_lock(&lock);
+    available_ready = false;
+    pthread_mutex_unlock(&lock);
+}
+
+static bool machine_runs(const char *token) {
+    uform_cpu_class_t cpu_class;
+    if (uform_cpu_class_parse(token, &cpu_class) == UFORM_STATUS_OK) return uform__cpu_class_runs(cpu_class);
+    if (strcmp(token, "numa") == 0) {
+        char text[256];
+        uform_status_t status = uform__seam_read("/sys/devices/system/node/online", text, sizeof text, NULL);
+        /* Present but oversized still means NUMA information exists. */
+        return status == UFORM_STATUS_OK || status == UFORM_STATUS_MALFORMED;
+    }
+    return false;
+}
+
+const char *uform_capabilities_available(void) {
+    pthread_mutex_lock(&lock);
+    if (!available_ready) {
+        /* Probing fails on purpose for what the machine lacks; this call itself succeeds, so
+         * it leaves the caller's last error as it found it. */
+        char saved[512];
+        snprintf(saved, sizeof saved, "%s", uform_last_error());
+        char copy[sizeof compiled];
+        memcpy(copy, compiled, sizeof compiled);
+        size_t used = 0;
+        available[0] = '\0';
+        for (char *save = NULL, *token = strtok_r(copy, ",", &save); token; token = strtok_r(NULL, ",", &save))
+            if (machine_runs(token))
+                used += (size_t)snprintf(available + used, sizeof available - used, "%s%s", used ? "," : "", token);
+        uform__fail(UFORM_STATUS_OK, "%s", saved);
+        available_ready = true;
+    }
+    pthread_mutex_unlock(&lock);
+    return available;
+}

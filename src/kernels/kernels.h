@@ -1,0 +1,81 @@
+/* Internal: per-class kernels and the dispatcher that picks one for a CPU class. Each kernel
+ * is compiled for its class with a per-function target attribute, so one binary carries them
+ * all and runs on any CPU of its ISA; which ones exist depends on what the compiler can
+ * target, recorded here as UFORM_KERNELS_<CLASS> (always defined, 0 or 1). */
+#ifndef UFORM_KERNELS_H
+#define UFORM_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "platform/platform.h"
+#include "uform/hardware.h"
+
+#if defined(__clang__)
+#define UFORM_KERNELS_CC_(gcc, clang) (__clang_major__ >= (clang))
+#elif defined(__GNUC__)
+#define UFORM_KERNELS_CC_(gcc, clang) (__GNUC__ >= (gcc))
+#else
+#define UFORM_KERNELS_CC_(gcc, clang) 0
+#endif
+
+#define UFORM_KERNELS_SERIAL 1
+#define UFORM_KERNELS_X86_(gcc, clang) (UFORM_ARCH_X86_64 && UFORM_KERNELS_CC_(gcc, clang))
+/* First compiler versions that know each class's target features (and their intrinsics). */
+#define UFORM_KERNELS_INTEL_HASWELL UFORM_KERNELS_X86_(5, 4)
+#define UFORM_KERNELS_INTEL_SIERRA UFORM_KERNELS_X86_(11, 12)   /* avxvnni */
+#define UFORM_KERNELS_INTEL_SKYLAKE UFORM_KERNELS_X86_(8, 7)
+#define UFORM_KERNELS_INTEL_ICELAKE UFORM_KERNELS_X86_(8, 7)
+#define UFORM_KERNELS_AMD_GENOA UFORM_KERNELS_X86_(10, 9)       /* avx512bf16 */
+#define UFORM_KERNELS_INTEL_SAPPHIRE UFORM_KERNELS_X86_(12, 14) /* avx512fp16, amx-* */
+#define UFORM_KERNELS_INTEL_GRANITE UFORM_KERNELS_X86_(13, 16)  /* amx-fp16 */
+#define UFORM_KERNELS_INTEL_DIAMOND 0                           /* avx10.2: not yet */
+#define UFORM_KERNELS_AWS_G2 UFORM_ARCH_ARM64                   /* NEON is the Armv8 baseline */
+#define UFORM_KERNELS_APPLE_M2 (UFORM_ARCH_ARM64 && UFORM_KERNELS_CC_(10, 16)) /* "arch=armv8.6-a+ext" strings */
+#define UFORM_KERNELS_AWS_G5 (UFORM_ARCH_ARM64 && UFORM_KERNELS_CC_(10, 16))   /* +sve2 */
+
+/** Sums `n` floats, accumulating in double. */
+typedef double (*uform__sum_f32_t)(const float *values, size_t n);
+
+double uform__sum_f32_serial(const float *values, size_t n);
+#if UFORM_KERNELS_INTEL_HASWELL
+double uform__sum_f32_intel_haswell(const float *values, size_t n);
+#endif
+#if UFORM_KERNELS_INTEL_SIERRA
+double uform__sum_f32_intel_sierra(const float *values, size_t n);
+#endif
+#if UFORM_KERNELS_INTEL_SKYLAKE
+double uform__sum_f32_intel_skylake(const float *values, size_t n);
+#endif
+#if UFORM_KERNELS_INTEL_ICELAKE
+double uform__sum_f32_intel_icelake(const float *values, size_t n);
+#endif
+#if UFORM_KERNELS_AMD_GENOA
+double uform__sum_f32_amd_genoa(const float *values, size_t n);
+#endif
+#if UFORM_KERNELS_INTEL_SAPPHIRE
+double uform__sum_f32_intel_sapphire(const float *values, size_t n);
+#endif
+#if UFORM_KERNELS_INTEL_GRANITE
+double uform__sum_f32_intel_granite(const float *values, size_t n);
+#endif
+#if UFORM_KERNELS_AWS_G2
+double uform__sum_f32_aws_g2(const float *values, size_t n);
+#endif
+#if UFORM_KERNELS_APPLE_M2
+double uform__sum_f32_apple_m2(const float *values, size_t n);
+#endif
+#if UFORM_KERNELS_AWS_G5
+double uform__sum_f32_aws_g5(const float *values, size_t n);
+#endif
+
+/** Whether this build has kernels for `cpu_class` (SERIAL always). */
+bool uform__kernels_compiled(uform_cpu_class_t cpu_class);
+
+/**
+ * The best compiled sum kernel whose class `cpu_class` includes (NONE: the derived class).
+ * Never NULL: the serial kernel is the floor. The caller checks the CPU can run `cpu_class`.
+ */
+uform__sum_f32_t uform__sum_f32_for(uform_cpu_class_t cpu_class);
+
+#endif

@@ -1,0 +1,177 @@
+/* The machine the tests run on, through the real seam: the derived class must be what the
+ * kernel's own /proc/cpuinfo flags imply (amd_genoa on the CI VMs, whose hypervisor hides AMX),
+ * available must be a subset of compiled, and the info report must be valid JSON. */
+#include "core/error.h"
+#include "fixture.h"
+#include "platform/platform.h"
+
+static char flags[16384];
+
+static int flag(const char *name) { return has_token(flags, name); }
+
+static int all(const char *names) {
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", names);
+    for (char *save = NULL, *f = strtok_r(copy, " ", &save); f; f = strtok_r(NULL, " ", &save))
+        if (!flag(f)) return 0;
+    return 1;
+}
+
+/* The class the cpuinfo flags name, by SPEC 4's table. */
+static const char *expected_class(void) {
+#if UFORM_ARCH_X86_64
+    if (!all("avx2 fma f16c bmi2")) return "serial";
+    int skylake = all("avx512f avx512cd avx512bw avx512dq avx512vl");
+    int icelake = skylake && all("avx512_vnni avx512_vpopcntdq avx512ifma avx512vbmi avx512_vbmi2 avx512_bitalg");
+    int genoa = icelake && flag("avx512_bf16");
+    int sapphire = genoa && all("avx512_fp16 amx_tile amx_bf16 amx_int8");
+    if (sapphire && flag("amx_fp16")) return "intel_granite";
+    if (sapphire) return "intel_sapphire";
+    if (genoa) return "amd_genoa";
+    if (icelake) return "intel_icelake";
+    if (skylake) return "intel_skylake";
+    if (flag("avx_vnni")) return "intel_sierra";
+    return "intel_haswell";
+#elif UFORM_ARCH_ARM64
+    if (!flag("asimd")) return "serial";
+    int m2 = all("asimddp bf16 fphp asimdhp asimdfhm i8mm");
+    if (m2 && flag("sve2")) return flag("f8dp4") ? "nvidia_vera" : "aws_g5";
+    if (m2 && flag("sme")) return "apple_m4";
+    return m2 ? "apple_m2" : "aws_g2";
+#else
+    return uform_cpu_class_name(uform_cpu_class_derived());
+#endif
+}
+
+/* ---- a small strict JSON checker: answers the end of one value, or NULL ---- */
+static const char *ws(const char *p) {
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') p++;
+    return p;
+}
+static const char *value(const char *p);
+static const char *string(const char *p) {
+    if (*p++ != '"') return NULL;
+    for (; *p != '"'; p++) {
+        if ((unsigned char)*p < 0x20) return NULL;
+        if (*p == '\\') {
+            p++;
+            if (*p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!strchr("0123456789abcdefABCDEF", p[i]) || !p[i]) return NULL;
+                p += 4;
+            } else if (!*p || !strchr("\"\\/bfnrt", *p)) return NULL;
+        }
+    }
+    return p + 1;
+}
+static const char *number(const char *p) {
+    const char *start = p;
+    if (*p == '-') p++;
+    if (*p < '0' || *p > '9') return NULL;
+    while ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' || *p == '+' || *p == '-') p++;
+    return p > start ? p : NULL;
+}
+static const char *value(const char *p) {
+    p = ws(p);
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        p = ws(p + 1);
+        if (*p == close) return p + 1;
+        for (;;) {
+            if (close == '}') {
+                if (!(p = string(ws(p)))) return NULL;
+                p = ws(p);
+                if (*p++ != ':') return NULL;
+            }
+            if (!(p = value(p))) return NULL;
+            p = ws(p);
+            if (*p == close) return p + 1;
+            if (*p++ != ',') return NULL;
+        }
+    }
+    if (*p == '"') return string(p);
+    if (!strncmp(p, "true", 4)) return p + 4;
+    if (!strncmp(p, "false", 5)) return p + 5;
+    if (!strncmp(p, "null", 4)) return p + 4;
+    return number(p);
+}
+
+int main(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    CHECK(f != NULL);
+    char line[16384];
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "flags", 5) || !strncmp(line, "Features", 8)) {
+            char *colon = strchr(line, ':');
+            /* Space-separated on the line; make it the comma list has_token reads. */
+            snprintf(flags, sizeof flags, "%s", colon ? colon + 2 : "");
+            for (char *p = flags; *p; p++)
+                if (*p == ' ' || *p == '\n') *p = ',';
+            break;
+        }
+    fclose(f);
+    printf("derived class: %s (cpuinfo implies %s)\n", uform_cpu_class_name(uform_cpu_class_derived()),
+           expected_class());
+    CHECK(uform_cpu_class_derived() != UFORM_CPU_CLASS_NONE);
+    CHECK_EQ_STR(uform_cpu_class_name(uform_cpu_class_derived()), expected_class());
+    CHECK_OK(uform__cpu_class_check(uform_cpu_class_derived()));
+    CHECK_OK(uform__cpu_class_check(UFORM_CPU_CLASS_NONE));
+    CHECK_OK(uform__cpu_class_check(UFORM_CPU_CLASS_SERIAL));
+    CHECK_STATUS(uform__cpu_class_check((uform_cpu_class_t)99), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(uform__cpu_class_check(UFORM_CPU_CLASS_WASM32_V128), UFORM_STATUS_UNSUPPORTED);
+    CHECK_STATUS(uform__cpu_class_check(UFORM_CPU_CLASS_MONOVERSIONED), UFORM_STATUS_UNSUPPORTED);
+
+    /* Available is a subset of compiled, in the same order. */
+    const char *compiled = uform_capabilities_compiled(), *available = uform_capabilities_available();
+    printf("compiled:  %s\navailable: %s\n", compiled, available);
+    CHECK(!strncmp(compiled, "serial", 6) && !strncmp(available, "serial", 6));
+    const char *at = compiled;
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", available);
+    for (char *save = NULL, *token = strtok_r(copy, ",", &save); token; token = strtok_r(NULL, ",", &save)) {
+        const char *found = strstr(at, token);
+        CHECK(found != NULL && has_token(compiled, token));
+        at = found;
+    }
+    if (has_token(compiled, expected_class())) CHECK(has_token(available, expected_class()));
+    /* A success leaves the last error as it was, though probing failed inside. */
+    CHECK_OK(uform__seam_use_fixture(NULL)); /* drops the cache so available is computed again */
+    uform__fail(UFORM_STATUS_TIMEOUT, "marker");
+    (void)uform_capabilities_available();
+    CHECK_EQ_STR(uform_last_error(), "marker");
+
+    /* Topology: every usable CPU sits in exactly one node; the default follows n - n/8. */
+    const uform__topology_t *t = topology();
+    size_t affinity = 0;
+    CHECK_OK(uform__seam_affinity(NULL, 0, &affinity));
+    size_t in_nodes = 0;
+    for (size_t i = 0; i < t->node_count; i++) in_nodes += t->nodes[i].cpu_count;
+    CHECK_EQ_INT(in_nodes, t->usable_count);
+    CHECK(t->usable_count >= 1 && t->usable_count <= affinity);
+    CHECK(uform_default_threads() >= 1 && uform_default_threads() <= t->usable_count);
+
+    /* The report, both formats, with the snprintf-style length protocol. */
+    size_t length = 0;
+    CHECK_OK(uform_info_write(UFORM_INFO_JSON, NULL, 0, &length));
+    char *json = malloc(length + 1);
+    size_t again = 0;
+    CHECK_OK(uform_info_write(UFORM_INFO_JSON, json, length + 1, &again));
+    CHECK_EQ_INT(again, length);
+    CHECK_EQ_INT(strlen(json), length);
+    const char *end = value(json);
+    CHECK(end != NULL && *ws(end) == '\0');
+    CHECK(strstr(json, "\"cpu_class\":\"") != NULL);
+    free(json);
+    char small[16];
+    CHECK_OK(uform_info_write(UFORM_INFO_TEXT, small, sizeof small, &length));
+    CHECK(length > sizeof small && strlen(small) == sizeof small - 1);
+    char text[8192];
+    CHECK_OK(uform_info_write(UFORM_INFO_TEXT, text, sizeof text, &length));
+    printf("%s", text);
+    CHECK(strstr(text, "GPUs:") != NULL);
+    CHECK(strstr(text, UFORM_VERSION_STRING) != NULL);
+    CHECK_STATUS(uform_info_write((uform_info_format_t)7, text, sizeof text, &length), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(uform_info_write(UFORM_INFO_TEXT, NULL, 5, &length), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK_STATUS(uform_info_write(UFORM_INFO_TEXT, text, sizeof text, NULL), UFORM_STATUS_INVALID_ARGUMENT);
+    TEST_DONE();
+}
