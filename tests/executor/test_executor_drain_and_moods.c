@@ -23,7 +23,7 @@ static void count_workers(int *named, int *sleeping) {
     struct dirent *entry;
     while ((entry = readdir(tasks))) {
         if (entry->d_name[0] == '.') continue;
-        char path[256], text[512];
+        char path[300], text[512];
         snprintf(path, sizeof path, "/proc/self/task/%s/stat", entry->d_name);
         FILE *file = fopen(path, "r");
         if (!file) continue;
