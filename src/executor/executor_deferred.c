@@ -23,6 +23,8 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
     if (!deferred) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "deferred call handle");
     deferred->job = *job;
     deferred->job.done = &deferred->done;
+    deferred->executor = executor;
+    deferred->fork_generation = uform__fork_generation();
     atomic_init(&deferred->references, 2);
     if (!executor) {
         /* The NULL executor owns no threads: the call runs now, and the handle is finished. */
@@ -32,7 +34,12 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
         return UFORM_STATUS_OK;
     }
     pthread_mutex_lock(&executor->lock);
-    if (executor->queue_count == executor->deferred_limit || atomic_load(&executor->stopping)) {
+    if (atomic_load(&executor->hold) & UFORM_HOLD_CLOSING) {
+        pthread_mutex_unlock(&executor->lock);
+        free(deferred);
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "the executor is being freed by another thread");
+    }
+    if (executor->queue_count == executor->deferred_limit) {
         size_t limit = executor->deferred_limit;
         pthread_mutex_unlock(&executor->lock);
         free(deferred);
@@ -61,7 +68,7 @@ void *uform__leader_main(void *argument) {
             pthread_cond_wait(&executor->queued, &executor->lock);
         if (!executor->queue_count) break; /* stopping, queue empty */
         uform_deferred_t *deferred = executor->queue[executor->queue_head];
-        uform__hold_leader_locked(executor);
+        uform__hold_leader_locked(executor, deferred->sequence);
         pthread_mutex_unlock(&executor->lock);
 
         uform_status_t status = uform__fork_join(executor, &deferred->job);
@@ -87,10 +94,23 @@ uform_status_t uform_deferred_poll(const uform_deferred_t *deferred) {
     return uform__fail(UFORM_STATUS_TIMEOUT, "uform_deferred_poll: the call has not finished");
 }
 
+/** Why waiting for this unfinished handle could never end, or OK. */
+static uform_status_t check_waitable(const uform_deferred_t *deferred, const char *verb) {
+    if (atomic_load_explicit(&deferred->finished, memory_order_acquire)) return UFORM_STATUS_OK;
+    if (deferred->fork_generation != uform__fork_generation())
+        return uform__fail(UFORM_STATUS_FORKED, "%s: the call belongs to the parent process (before fork()); it never runs here", verb);
+    if (deferred->executor && uform__current_executor == deferred->executor)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
+                           "%s: waiting from a callback of the executor that must run the call would never end", verb);
+    return UFORM_STATUS_OK;
+}
+
 uform_status_t uform_deferred_wait(uform_deferred_t *deferred, double timeout_seconds) {
     if (!deferred) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_deferred_wait: handle is NULL");
     if (isnan(timeout_seconds))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_deferred_wait: the timeout is NaN");
+    uform_status_t waitable = check_waitable(deferred, "uform_deferred_wait");
+    if (waitable != UFORM_STATUS_OK) return waitable;
     bool forever = timeout_seconds < 0 || isinf(timeout_seconds);
     uint64_t start = uform__now_ns();
     uint64_t budget = forever ? 0 : (timeout_seconds > 1e9 ? (uint64_t)1e18 : (uint64_t)(timeout_seconds * 1e9));
@@ -120,6 +140,16 @@ uform_status_t uform_deferred_progress(const uform_deferred_t *deferred, size_t 
 
 void uform_deferred_free(uform_deferred_t *deferred) {
     if (!deferred) return;
+    if (!atomic_load_explicit(&deferred->finished, memory_order_acquire)) {
+        if (deferred->fork_generation != uform__fork_generation()) {
+            free(deferred); /* the parent's leader holds the other reference, in another process */
+            return;
+        }
+        if (deferred->executor && uform__current_executor == deferred->executor) {
+            release_handle(deferred); /* the leader frees it when the call ends */
+            return;
+        }
+    }
     while (!atomic_load_explicit(&deferred->finished, memory_order_acquire))
         uform__futex_wait((const uint32_t *)&deferred->finished, 0, -1);
     release_handle(deferred);

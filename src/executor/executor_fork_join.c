@@ -105,9 +105,16 @@ static void run_share(const uform__job_t *job, size_t thread, size_t threads, _A
     if (counting && finished) report_progress(job, progress, finished);
 }
 
+/** A call without tasks forks nobody; its progress still ends with done == total == 0. */
+static uform_status_t run_empty(const uform__job_t *job) {
+    if (job->progress) job->progress(job->progress_context, 0, 0);
+    return UFORM_STATUS_OK;
+}
+
 uform_status_t uform__run_inline(const uform__job_t *job, size_t threads) {
     /* The NULL executor is one thread; a job for THREADS on it runs thread 0 of 1. */
     (void)threads;
+    if (!job->total) return run_empty(job);
     _Atomic uint32_t failure = UFORM_STATUS_OK;
     _Atomic size_t next = 0;
     uform__progress_state_t progress = {0, 0};
@@ -179,7 +186,7 @@ static bool same_job(const uform__job_t *a, const uform__job_t *b) {
 
 uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job) {
     size_t threads = executor->threads;
-    if (threads == 1) return uform__run_inline(job, 1);
+    if (threads == 1 || !job->total) return uform__run_inline(job, 1);
     /* Rewrite the job only if it changed: a loop calling the same function leaves the line
      * shared in every worker's cache, saving one transfer per call. */
     if (!same_job(&executor->job, job)) executor->job = *job;

@@ -45,8 +45,16 @@ enum {
     UFORM_HOLD_SYNC = 1u,    /* a thread's synchronous call runs */
     UFORM_HOLD_CLAIM = 2u,   /* a thread's synchronous call waits for deferred calls to finish */
     UFORM_HOLD_LEADER = 4u,  /* the executor's own leader thread runs a deferred call */
-    UFORM_HOLD_WAITERS = 8u  /* someone sleeps on `changed` waiting for a hold bit to clear */
+    UFORM_HOLD_WAITERS = 8u, /* someone sleeps on `changed` (see executor_hold.c) */
+    UFORM_HOLD_CLOSING = 16u /* uform_executor_free has begun: no new calls */
 };
+
+/** What a thread sleeping on `changed` waits for (see executor_hold.c). */
+typedef enum uform__wait_t {
+    UFORM_WAIT_CLAIM,  /* a synchronous call: deferred calls up to `target` done, leader off */
+    UFORM_WAIT_LEADER, /* the leader, for deferred call `target`: no synchronous call in its way */
+    UFORM_WAIT_IDLE    /* drain and free: deferred calls up to `target` done, no synchronous call */
+} uform__wait_t;
 
 typedef struct uform__worker_t {
     struct uform_executor_t *executor;
@@ -59,6 +67,8 @@ typedef struct uform__worker_t {
 } uform__worker_t;
 
 struct uform_deferred_t {
+    const struct uform_executor_t *executor; /* to refuse waits from its own callbacks */
+    uint32_t fork_generation;                /* to refuse waits in a fork()ed child */
     _Atomic uint32_t finished; /* futex word: 0 running or queued, 1 finished */
     _Atomic uint32_t references; /* the caller's and the executor's */
     uform_status_t status;
@@ -102,13 +112,17 @@ struct uform_executor_t {
     uform_deferred_t **queue; /* ring of deferred_limit entries */
     size_t queue_head, queue_count;
     uint64_t submitted, completed;
+    uint64_t claim_target; /* deferred calls a claiming synchronous call waits for */
+    size_t waiters;        /* threads asleep on `changed` */
     _Atomic size_t progress_done_sync; /* progress counter of synchronous calls */
 };
 
 /* executor_hold.c: the one-call-at-a-time rule */
 uform_status_t uform__hold_sync(uform_executor_t *executor);
 void uform__release_sync(uform_executor_t *executor);
-void uform__hold_leader_locked(uform_executor_t *executor);
+void uform__hold_leader_locked(uform_executor_t *executor, uint64_t sequence);
+/** Sleeps on `changed` (the lock held) until `what` is true for `target`. */
+void uform__wait_locked(uform_executor_t *executor, uform__wait_t what, uint64_t target);
 void uform__release_leader(uform_executor_t *executor);
 
 /* executor_fork_join.c: runs a job on every thread, the forking thread as thread 0 */

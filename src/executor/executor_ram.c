@@ -162,7 +162,7 @@ uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memo
         return status;
     }
     size_t cores = executor->cpu_count;
-    if (!memory_domains_count && topology->quota_cpus > 0) {
+    if (topology->quota_cpus > 0) {
         /* A cgroup quota caps how many cores this process really gets, whatever the cpuset. */
         size_t quota = (size_t)ceil(topology->quota_cpus);
         if (quota >= 1 && quota < cores) cores = quota;
@@ -240,15 +240,6 @@ static uform_status_t validate_mood(uform_mood_t mood) {
     return UFORM_STATUS_OK;
 }
 
-/** Waits, under the lock, for the deferred calls submitted so far and any synchronous call. */
-static void wait_idle_locked(uform_executor_t *executor) {
-    uint64_t target = executor->submitted;
-    for (;;) {
-        uint32_t hold = atomic_fetch_or(&executor->hold, UFORM_HOLD_WAITERS) | UFORM_HOLD_WAITERS;
-        if (executor->completed >= target && !(hold & (UFORM_HOLD_SYNC | UFORM_HOLD_LEADER))) return;
-        pthread_cond_wait(&executor->changed, &executor->lock);
-    }
-}
 
 uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t mood) {
     uform_status_t status = validate_mood(mood);
@@ -256,12 +247,19 @@ uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t moo
     status = uform__executor_usable(executor, "uform_executor_drain");
     if (status != UFORM_STATUS_OK) return status;
     pthread_mutex_lock(&executor->lock);
-    wait_idle_locked(executor);
+    uform__wait_locked(executor, UFORM_WAIT_IDLE, executor->submitted);
     pthread_mutex_unlock(&executor->lock);
     uint32_t previous = atomic_exchange(&executor->mood, (uint32_t)mood);
-    /* Sleeping workers only look at the mood when woken: wake them to start spinning. */
-    if (previous != (uint32_t)mood && mood == UFORM_MOOD_SPINNING)
-        uform__futex_wake((const uint32_t *)&executor->generation, INT_MAX);
+    /* Sleeping workers only look at the mood when woken: wake them to start spinning. One
+     * that read PARKED but had not yet slept misses a single wake, so wake until none sleeps
+     * (bounded: a worker descheduled for long is left to the next call's wake). */
+    if (previous != (uint32_t)mood && mood == UFORM_MOOD_SPINNING) {
+        for (int attempt = 0; attempt < 1000; attempt++) {
+            uform__futex_wake((const uint32_t *)&executor->generation, INT_MAX);
+            if (!atomic_load(&executor->sleepers)) break;
+            uform__thread_yield();
+        }
+    }
     return UFORM_STATUS_OK;
 }
 
@@ -278,7 +276,12 @@ uform_status_t uform_executor_free(uform_executor_t *executor) {
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "uform_executor_free: called from inside one of this executor's own callbacks");
     pthread_mutex_lock(&executor->lock);
-    wait_idle_locked(executor);
+    if (atomic_fetch_or(&executor->hold, UFORM_HOLD_CLOSING) & UFORM_HOLD_CLOSING) {
+        pthread_mutex_unlock(&executor->lock);
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_executor_free: already being freed by another thread");
+    }
+    pthread_cond_broadcast(&executor->changed); /* a claiming synchronous call gives up */
+    uform__wait_locked(executor, UFORM_WAIT_IDLE, executor->submitted);
     pthread_mutex_unlock(&executor->lock);
     stop_threads(executor);
     pthread_mutex_destroy(&executor->lock);

@@ -6,6 +6,7 @@
 
 static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, uform__job_t *job,
                           const char *verb) {
+    if (call && call->struct_size >= sizeof(uform_call_t) && call->deferred) *call->deferred = NULL;
     if (!job->function) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the callback is NULL", verb);
     if (call && call->struct_size < sizeof(uform_call_t))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
@@ -16,6 +17,8 @@ static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, 
         if (usable != UFORM_STATUS_OK) return usable;
     }
     bool deferred = call && call->deferred;
+    if (!deferred && executor && (atomic_load(&executor->hold) & UFORM_HOLD_CLOSING))
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the executor is being freed by another thread", verb);
     if (call) {
         job->progress = call->progress;
         job->progress_context = call->progress_context;
@@ -23,13 +26,15 @@ static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, 
     /* Reports come at most ~256 times a call, and per task for small calls. */
     job->progress_step = job->total / 256 ? job->total / 256 : 1;
     if (deferred) {
-        *call->deferred = NULL;
         return uform__deferred_submit(executor, job, call->deferred);
     }
     if (!executor) {
         _Atomic size_t done = 0;
         if (job->progress) job->done = &done;
-        return uform__run_inline(job, 1);
+        uform_status_t status = uform__run_inline(job, 1);
+        if (status != UFORM_STATUS_OK)
+            uform__fail(status, "%s: a callback returned %s", verb, uform_status_name(status));
+        return status;
     }
     uform_status_t status = uform__hold_sync(executor);
     if (status != UFORM_STATUS_OK) return status;
@@ -37,12 +42,13 @@ static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, 
         atomic_store(&executor->progress_done_sync, 0);
         job->done = &executor->progress_done_sync;
     }
+    /* Restore, not clear: a worker or leader calling another executor stays marked as its own. */
+    const uform_executor_t *outer = uform__current_executor;
     uform__current_executor = executor;
     status = uform__fork_join(executor, job);
-    uform__current_executor = NULL;
+    uform__current_executor = outer;
     uform__release_sync(executor);
-    if (status != UFORM_STATUS_OK && status != UFORM_STATUS_CONTENDED)
-        uform__fail(status, "%s: a callback returned %s", verb, uform_status_name(status));
+    if (status != UFORM_STATUS_OK) uform__fail(status, "%s: a callback returned %s", verb, uform_status_name(status));
     return status;
 }
 

@@ -1,6 +1,8 @@
 /* A callback's failure stops the call and is its result; bad arguments get clear statuses;
  * a callback calling back into its own executor is refused instead of deadlocking. */
 #include "executor/executor_test_util.h"
+#include <sched.h>
+
 #include "test.h"
 
 static _Atomic size_t ran;
@@ -14,6 +16,23 @@ static uform_status_t fail_at_3(void *context, size_t task, size_t thread) {
 static uform_status_t nothing(void *context, size_t task, size_t thread) { return UFORM_STATUS_OK; }
 static uform_status_t reenter(void *context, size_t task, size_t thread) {
     atomic_store(&reentry_status, uform_executor_for_n(shared_executor, NULL, 1, nothing, NULL));
+    return UFORM_STATUS_OK;
+}
+static _Atomic uint32_t nested_other, drain_after_nested, wait_own;
+static uform_deferred_t *own_handle;
+static uform_deferred_t *_Atomic own_published;
+/* A callback that uses another executor, then (wrongly) drains its own: refused, not hung. */
+static uform_status_t nest_then_drain(void *context, size_t task, size_t thread) {
+    atomic_store(&nested_other, uform_executor_for_n(NULL, NULL, 3, nothing, NULL));
+    uform_executor_t *other = context;
+    if (other && thread == 0) atomic_store(&nested_other, uform_executor_for_n(other, NULL, 3, nothing, NULL));
+    atomic_store(&drain_after_nested, uform_executor_drain(shared_executor, UFORM_MOOD_PARKED));
+    return UFORM_STATUS_OK;
+}
+static uform_status_t wait_for_own(void *context, size_t task, size_t thread) {
+    uform_deferred_t *handle;
+    while (!(handle = atomic_load(&own_published))) sched_yield();
+    atomic_store(&wait_own, uform_deferred_wait(handle, -1));
     return UFORM_STATUS_OK;
 }
 
@@ -32,11 +51,43 @@ int main(void) {
     /* Re-entry from a callback (on the caller and on a worker) is refused, not deadlocked. */
     CHECK_OK(uform_executor_for_threads(executor, NULL, reenter, NULL));
     CHECK_EQ_INT(atomic_load(&reentry_status), UFORM_STATUS_INVALID_ARGUMENT);
+    uform_executor_t *other = NULL;
+    CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &other));
+    CHECK_OK(uform_executor_for_threads(executor, NULL, nest_then_drain, other));
+    CHECK_EQ_INT(atomic_load(&nested_other), UFORM_STATUS_OK);
+    CHECK_EQ_INT(atomic_load(&drain_after_nested), UFORM_STATUS_INVALID_ARGUMENT);
+    /* ...also from the leader, inside a deferred call. */
+    uform_call_t deferred_call = UFORM_CALL_INIT;
+    uform_deferred_t *handle = NULL;
+    deferred_call.deferred = &handle;
+    atomic_store(&drain_after_nested, 0);
+    CHECK_OK(uform_executor_for_threads(executor, &deferred_call, nest_then_drain, other));
+    CHECK_OK(uform_deferred_wait(handle, -1));
+    CHECK_EQ_INT(atomic_load(&drain_after_nested), UFORM_STATUS_INVALID_ARGUMENT);
+    uform_deferred_free(handle);
+    CHECK_OK(uform_executor_free(other));
+    /* Waiting, from its executor's callback, for a deferred call that executor has yet to run. */
+    uform_deferred_t *blocker = NULL;
+    deferred_call.deferred = &blocker;
+    CHECK_OK(uform_executor_for_n(executor, &deferred_call, 1, wait_for_own, NULL));
+    deferred_call.deferred = &own_handle;
+    CHECK_OK(uform_executor_for_n(executor, &deferred_call, 1, nothing, NULL));
+    atomic_store(&own_published, own_handle);
+    CHECK_OK(uform_deferred_wait(blocker, -1)); /* no deadlock */
+    CHECK_EQ_INT(atomic_load(&wait_own), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK_OK(uform_deferred_wait(own_handle, -1));
+    uform_deferred_free(blocker);
+    uform_deferred_free(own_handle);
 
     /* Bad arguments. */
     CHECK_STATUS(uform_executor_for_n(executor, NULL, 10, NULL, NULL), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK_STATUS(uform_executor_for_slices(executor, NULL, 10, NULL, NULL), UFORM_STATUS_INVALID_ARGUMENT);
     uform_call_t stale = UFORM_CALL_INIT;
+    uform_deferred_t *untouched = (uform_deferred_t *)1;
+    uform_call_t refused = UFORM_CALL_INIT;
+    refused.deferred = &untouched;
+    CHECK_STATUS(uform_executor_for_n(executor, &refused, 10, NULL, NULL), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK(untouched == NULL); /* the handle output is cleared even when validation fails */
     stale.struct_size = 4;
     CHECK_STATUS(uform_executor_for_n(executor, &stale, 10, nothing, NULL), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK(strstr(uform_last_error(), "UFORM_CALL_INIT") != NULL);

@@ -2,11 +2,20 @@
  * threads that don't exist there; the child can make and use executors of its own; the
  * parent's executor is unaffected. */
 #include <sys/wait.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "test.h"
 
 static uform_status_t nothing(void *context, size_t task, size_t thread) { return UFORM_STATUS_OK; }
+
+static uform_deferred_t *unfinished; /* queued behind a gated call when fork() happens */
+static _Atomic int gate_open_flag;
+static uform_status_t wait_for_flag(void *context, size_t task, size_t thread) {
+    while (!atomic_load(&gate_open_flag)) sched_yield();
+    return UFORM_STATUS_OK;
+}
 
 static int child(uform_executor_t *inherited) {
     alarm(20); /* a deadlock would be a hang: fail the child instead */
@@ -16,6 +25,10 @@ static int child(uform_executor_t *inherited) {
     call.deferred = &deferred;
     if (uform_executor_for_n(inherited, &call, 100, nothing, NULL) != UFORM_STATUS_FORKED) return 11;
     if (uform_executor_drain(inherited, UFORM_MOOD_PARKED) != UFORM_STATUS_FORKED) return 12;
+    /* A handle of the parent's that never finishes here: waits answer, free doesn't hang. */
+    if (uform_deferred_poll(unfinished) != UFORM_STATUS_TIMEOUT) return 19;
+    if (uform_deferred_wait(unfinished, -1) != UFORM_STATUS_FORKED) return 20;
+    uform_deferred_free(unfinished);
     if (!strstr(uform_last_error(), "fork")) return 13;
     uform_arena_t *arena = NULL;
     if (uform_arena_new_in(inherited, 4096, &arena) != UFORM_STATUS_FORKED) return 14;
@@ -37,6 +50,12 @@ int main(void) {
     CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &executor));
     CHECK_OK(uform_executor_drain(executor, UFORM_MOOD_SPINNING)); /* workers busy-polling at fork time */
     CHECK_OK(uform_executor_for_n(executor, NULL, 1000, nothing, NULL));
+    uform_deferred_t *gated = NULL;
+    uform_call_t call = UFORM_CALL_INIT;
+    call.deferred = &gated;
+    CHECK_OK(uform_executor_for_n(executor, &call, 1, wait_for_flag, NULL));
+    call.deferred = &unfinished;
+    CHECK_OK(uform_executor_for_n(executor, &call, 1, nothing, NULL));
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) _exit(child(executor));
@@ -44,6 +63,11 @@ int main(void) {
     CHECK(waitpid(pid, &status, 0) == pid);
     CHECK(WIFEXITED(status));
     CHECK_EQ_INT(WEXITSTATUS(status), 0);
+    atomic_store(&gate_open_flag, 1);
+    CHECK_OK(uform_deferred_wait(gated, -1));
+    CHECK_OK(uform_deferred_wait(unfinished, -1));
+    uform_deferred_free(gated);
+    uform_deferred_free(unfinished);
     CHECK_OK(uform_executor_for_n(executor, NULL, 1000, nothing, NULL));
     CHECK_OK(uform_executor_free(executor));
     TEST_DONE();

@@ -1,0 +1,98 @@
+"""The stubs match the runtime (mypy's stubtest), and `python -m uform` prints `uform info`."""
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import uform
+
+PAGE_STUB_LINES = [
+    "class GPUDevice(structseq[Any], tuple[GPUVendor, int, GPUClass | None, int, int, str]):",
+    "vendor: GPUVendor",
+    "vendor_ordinal: int",
+    "gpu_class: GPUClass | None",
+    "compute_units: int",
+    "memory_bytes: int",
+    "name: str",
+    "class Executor:",
+    "def drain(self, mood: Mood = ...) -> None:",
+    "host_domain_index: Final[int]",
+    "host_domain_count: Final[int]",
+    "gpus_per_multimem_domain: Final[int]",
+    "directory: Final[_PathLike | None]",
+    "job: Final[str | None]",
+    "timeout_seconds: Final[float]",
+    "class MeshDescription(structseq[Any], tuple[int, int, int, int, int, MultimemTier, GPUClass | None]):",
+    "def bootstrap(cls, executor: Executor, options: MeshOptions | None, /) -> Mesh:",
+    "def describe(self) -> MeshDescription:",
+]
+
+
+def test_stub_has_the_page_declarations():
+    stub = (pathlib.Path(uform.__file__).parent / "lib.pyi").read_text()
+    for line in PAGE_STUB_LINES:
+        assert line in stub, line
+    assert (pathlib.Path(uform.__file__).parent / "py.typed").exists()
+
+
+def test_stubtest(tmp_path):
+    pytest.importorskip("mypy.stubtest")
+    result = subprocess.run([sys.executable, "-m", "mypy.stubtest", "uform"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_stubs_type_check_a_user(tmp_path):
+    pytest.importorskip("mypy.api")
+    user = tmp_path / "user.py"
+    user.write_text(
+        "import asyncio\n"
+        "import uform\n"
+        "from uform import GPUDevice, Executor, MeshOptions\n"
+        "devices: tuple[GPUDevice, ...] = uform.gpu_devices()\n"
+        "with Executor.for_ram(2, memory_domains=[0], cpu_class=uform.CPUClass.SERIAL) as executor:\n"
+        "    executor.for_n(10, lambda task, thread: None, dynamic=True)\n"
+        "    deferred: uform.Deferred = executor.for_n(10, lambda task, thread: None, deferred=True)\n"
+        "    async def main() -> None:\n"
+        "        await deferred\n"
+        "    asyncio.run(main())\n"
+        "    executor.drain(uform.Mood.SPINNING)\n"
+        "options = MeshOptions(host_domain_count=2, directory='/tmp', job='run', timeout_seconds=5.0)\n"
+        "count: int = options.host_domain_count\n"
+        "try:\n"
+        "    uform.Mesh.bootstrap(Executor.for_vram([0], scratch_limit=0), options).describe().multimem_tier\n"
+        "except uform.UFormError as error:\n"
+        "    status: int = error.status\n"
+    )
+    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(user)],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_python_m_uform_prints_info():
+    text = subprocess.run([sys.executable, "-m", "uform"], capture_output=True, text=True, check=True).stdout
+    assert uform.__version__ in text
+    assert text == uform.info() if uform.info().endswith("\n") else uform.info() + "\n"
+    document = json.loads(subprocess.run([sys.executable, "-m", "uform", "--json"], capture_output=True, text=True,
+                                         check=True).stdout)
+    assert isinstance(document, dict)
+
+
+def test_matches_the_cli_when_built():
+    root = pathlib.Path(__file__).resolve().parents[2]
+    candidates = [os.environ.get("UFORM_CLI", "")] + [str(p) for p in root.glob("build*/tools/uform")]
+    candidates += [shutil.which("uform") or ""]
+    cli = next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+    if not cli:
+        pytest.skip("no uform CLI built (cmake --build build)")
+    expected = subprocess.run([cli, "info"], capture_output=True, text=True, check=True).stdout
+    assert subprocess.run([sys.executable, "-m", "uform"], capture_output=True, text=True, check=True).stdout == expected
+    expected = json.loads(subprocess.run([cli, "info", "--json"], capture_output=True, text=True, check=True).stdout)
+    actual = json.loads(subprocess.run([sys.executable, "-m", "uform", "--json"], capture_output=True, text=True,
+                                       check=True).stdout)
+    assert actual == expected

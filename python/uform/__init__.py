@@ -1,0 +1,185 @@
+"""UForm: executors placing compute on CPUs and GPUs.
+
+The package re-exports the CPython extension `uform.lib` (executors, meshes, devices, errors)
+and defines the enums, valued as the C library's, and the capability queries.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from . import lib as _lib
+from .lib import (
+    CallbackFailedError,
+    ContendedError,
+    Deferred,
+    DeviceFaultError,
+    Executor,
+    ForkedError,
+    GPUDevice,
+    InvalidArgumentError,
+    MalformedError,
+    Mesh,
+    MeshDescription,
+    MeshOptions,
+    MismatchError,
+    NotFoundError,
+    OutOfMemoryError,
+    TimeoutError,
+    UFormError,
+    UFormInterruptedError,
+    UFormIOError,
+    UnsupportedError,
+)
+
+__version__ = "4.0.0-rc.1"
+
+# The extension must come from the same release as this package: a stale build left in place
+# would otherwise answer with another library's behaviour.
+if _lib.version() != __version__:
+    raise ImportError(f"uform {__version__} found the C library {_lib.version()}; reinstall the package")
+
+
+def capabilities_compiled() -> str:
+    """The hardware capabilities this binary was compiled with.
+
+    Calls uform_capabilities_compiled.
+    """
+    return _lib.capabilities_compiled()
+
+
+def capabilities_available() -> str:
+    """The hardware capabilities this machine offers at runtime.
+
+    Calls uform_capabilities_available.
+    """
+    return _lib.capabilities_available()
+
+
+def gpu_devices() -> tuple[GPUDevice, ...]:
+    """Every GPU this process can drive, a device's position being its ordinal.
+
+    Calls uform_gpu_devices.
+    """
+    return _lib.gpu_devices()
+
+
+def cpu_class_derived() -> CPUClass:
+    """The highest CPU class this CPU and OS can run.
+
+    Calls uform_cpu_class_derived.
+    """
+    return CPUClass(_lib.cpu_class_derived())
+
+
+def default_threads() -> int:
+    """The threads Executor.for_ram(0) takes: n - n/8 of the CPUs this process may use.
+
+    Calls uform_default_threads.
+    """
+    return _lib.default_threads()
+
+
+def info(*, json: bool = False) -> str:
+    """What `uform info` prints; one JSON object with json=True.
+
+    Calls uform_info_write.
+    """
+    return _lib.info(json=json)
+
+
+class CPUClass(IntEnum):
+    """The CPU families dispatch picks from, valued as uform_cpu_class_t; a RAM placement may pin one."""
+
+    SERIAL = 1
+    INTEL_HASWELL = 2
+    INTEL_SIERRA = 3
+    INTEL_SKYLAKE = 4
+    INTEL_ICELAKE = 5
+    AMD_GENOA = 6
+    INTEL_SAPPHIRE = 7
+    INTEL_GRANITE = 8
+    INTEL_DIAMOND = 9
+    AWS_G2 = 10
+    APPLE_M2 = 11
+    APPLE_M4 = 12
+    AWS_G5 = 13
+    NVIDIA_VERA = 14
+    ALIBABA_C930 = 15
+    WASM32_V128 = 16
+    WASM64_EXTENDED = 17
+    MONOVERSIONED = 18
+
+
+class GPUClass(IntEnum):
+    """The GPU families dispatch picks from, valued as uform_gpu_class_t; a VRAM placement may pin one."""
+
+    NVIDIA_AMPERE = 1
+    NVIDIA_ADA = 2
+    NVIDIA_HOPPER = 3
+    NVIDIA_BLACKWELL = 4
+    NVIDIA_BLACKWELLRTX = 5
+    NVIDIA_RUBIN = 6
+    AMD_CDNA3 = 7
+    AMD_CDNA4 = 8
+    AMD_CDNA5 = 9
+    APPLE_METAL7 = 10
+    APPLE_METAL9 = 11
+    APPLE_METAL10 = 12
+
+
+class GPUVendor(IntEnum):
+    """The vendor whose runtime drives a GPU, valued as uform_gpu_vendor_t."""
+
+    NVIDIA = 1
+    AMD = 2
+    APPLE = 3
+
+
+class Mood(IntEnum):
+    """What idle workers do between calls, valued as uform_mood_t."""
+
+    SPINNING = 1
+    PARKED = 2
+
+
+class MultimemTier(IntEnum):
+    """How a mesh's NVLink domains reduce, valued as uform_multimem_tier_t."""
+
+    SWITCH_REDUCED = 0
+    PEER_READ = 1
+
+
+__all__ = [
+    "CPUClass",
+    "CallbackFailedError",
+    "ContendedError",
+    "Deferred",
+    "DeviceFaultError",
+    "Executor",
+    "ForkedError",
+    "GPUClass",
+    "GPUDevice",
+    "GPUVendor",
+    "InvalidArgumentError",
+    "MalformedError",
+    "Mesh",
+    "MeshDescription",
+    "MeshOptions",
+    "MismatchError",
+    "Mood",
+    "MultimemTier",
+    "NotFoundError",
+    "OutOfMemoryError",
+    "TimeoutError",
+    "UFormError",
+    "UFormIOError",
+    "UFormInterruptedError",
+    "UnsupportedError",
+    "capabilities_available",
+    "capabilities_compiled",
+    "cpu_class_derived",
+    "default_threads",
+    "gpu_devices",
+    "info",
+]

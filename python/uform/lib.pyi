@@ -1,0 +1,332 @@
+"""Stubs of the CPython extension over libuform; import these names from `uform`."""
+
+import builtins
+import os
+from collections.abc import Callable, Generator, Sequence
+from types import TracebackType
+from typing import Any, Final, Literal, final, overload
+
+from _typeshed import structseq
+from typing_extensions import Self, TypeAlias
+
+from uform import CPUClass, GPUClass, GPUVendor, Mood, MultimemTier
+
+_PathLike: TypeAlias = str | bytes | os.PathLike[str] | os.PathLike[bytes]
+_Task: TypeAlias = Callable[[int, int], object]
+_Slice: TypeAlias = Callable[[int, int, int], object]
+_Progress: TypeAlias = Callable[[int, int], object]
+
+VERSION: Final[str]
+VERSION_NUMBER: Final[int]
+DEFERRED_LIMIT_DEFAULT: Final[int]
+THREADS_MAX: Final[int]
+
+# ---- errors: one class per C status, each carrying it ------------------------------------------
+
+class UFormError(Exception):
+    """Base of every uform error; `status` is the C uform_status_t, `message` the library's detail."""
+
+    status: int
+    message: str
+
+class UnsupportedError(UFormError): ...
+class ContendedError(UFormError): ...
+class InvalidArgumentError(UFormError, ValueError): ...
+class OutOfMemoryError(UFormError): ...
+class NotFoundError(UFormError): ...
+class DeviceFaultError(UFormError): ...
+class TimeoutError(UFormError, builtins.TimeoutError): ...
+class MismatchError(UFormError): ...
+class UFormIOError(UFormError, OSError): ...
+class UFormInterruptedError(UFormError, InterruptedError): ...
+class ForkedError(UFormError): ...
+class CallbackFailedError(UFormError): ...
+class MalformedError(UFormError): ...
+
+# ---- devices ------------------------------------------------------------------------------------
+
+@final
+class GPUDevice(structseq[Any], tuple[GPUVendor, int, GPUClass | None, int, int, str]):
+    """One GPU this process can drive, its position in gpu_devices() being its ordinal."""
+
+    __match_args__: Final = ("vendor", "vendor_ordinal", "gpu_class", "compute_units", "memory_bytes", "name")
+    vendor: GPUVendor
+    """The vendor whose runtime drives the device."""
+    vendor_ordinal: int
+    """The device's ordinal in its vendor's runtime, as nvidia-smi or rocm-smi list it."""
+    gpu_class: GPUClass | None
+    """The class whose kernels run on it, or None."""
+    compute_units: int
+    """Streaming multiprocessors or compute units."""
+    memory_bytes: int
+    """Device memory in bytes."""
+    name: str
+    """The vendor's own name for the device."""
+
+def capabilities_compiled() -> str:
+    """The hardware capabilities this binary was compiled with."""
+
+def capabilities_available() -> str:
+    """The hardware capabilities this machine offers at runtime."""
+
+def gpu_devices() -> tuple[GPUDevice, ...]:
+    """Every GPU this process can drive, a device's position being its ordinal."""
+
+def version() -> str:
+    """The C library's version at run time."""
+
+def info(json: bool = False) -> str:
+    """What `uform info` prints."""
+
+def cpu_class_derived() -> CPUClass:
+    """The highest CPU class this CPU and OS can run."""
+
+def default_threads() -> int:
+    """The threads for_ram(0) takes."""
+
+# ---- executors ----------------------------------------------------------------------------------
+
+@final
+class Deferred:
+    """A call running on an executor's own threads: poll it, wait for it, or await it."""
+
+    def done(self) -> bool:
+        """Whether the call finished; never blocks."""
+    def wait(self, timeout: float | None = None) -> None:
+        """Waits for the call and raises its failure; uform.TimeoutError if still running."""
+    def progress(self) -> tuple[int, int]:
+        """Tasks finished so far and in total."""
+    def __await__(self) -> Generator[Any, None, None]: ...
+
+@final
+class Executor:
+    """The threads or streams a verb runs on, shared across models and named by on and deferred."""
+
+    @classmethod
+    def for_ram(
+        cls,
+        threads: int = 0,
+        *,
+        memory_domains: Sequence[int] | None = None,
+        deferred_limit: int = 0,
+        cpu_class: CPUClass | None = None,
+    ) -> Executor:
+        """Spawns host threads for RAM-resident models.
+
+        Calls uform_executor_for_ram.
+        """
+    @classmethod
+    def on_pool(
+        cls,
+        pool: int,
+        /,
+        *,
+        memory_domains: Sequence[int] | None = None,
+        deferred_limit: int = 0,
+        cpu_class: CPUClass | None = None,
+    ) -> Executor:
+        """Borrows a ForkUnion pool; raises UnsupportedError until borrowing is designed.
+
+        Calls uform_executor_on_pool.
+        """
+    @classmethod
+    def for_vram(
+        cls,
+        devices: Sequence[int] | None = None,
+        *,
+        scratch_limit: int = 0,
+        deferred_limit: int = 0,
+        gpu_class: GPUClass | None = None,
+        memory_domains: Sequence[int] | None = None,
+        cpu_class: CPUClass | None = None,
+    ) -> Executor:
+        """Opens one submission stream on every named device.
+
+        Calls uform_executor_for_vram.
+        """
+    def drain(self, mood: Mood = ...) -> None:
+        """Waits for every call submitted before it, then sets the idle mood.
+
+        Calls uform_executor_drain.
+        """
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> None:
+        """Closes it once its calls finish, or leaves that to its last live GPU arena.
+
+        Calls uform_executor_free.
+        """
+    def close(self) -> None:
+        """Closes it once its calls finish, as leaving a with block does."""
+    @property
+    def threads(self) -> int:
+        """Threads a call runs on."""
+    @property
+    def cpu_class(self) -> CPUClass:
+        """The class its calls dispatch as: the pin or the derived one."""
+    @property
+    def mood(self) -> Mood:
+        """What idle workers do between calls."""
+    @property
+    def closed(self) -> bool:
+        """Whether it was closed."""
+
+    # Verbs with Python callables, which run holding the GIL.
+    @overload
+    def for_n(
+        self, n: int, fn: _Task, *, dynamic: bool = False, deferred: Literal[False] = False, progress: _Progress | None = None
+    ) -> None: ...
+    @overload
+    def for_n(
+        self, n: int, fn: _Task, *, dynamic: bool = False, deferred: Literal[True], progress: _Progress | None = None
+    ) -> Deferred: ...
+    @overload
+    def for_threads(self, fn: _Task, *, deferred: Literal[False] = False, progress: _Progress | None = None) -> None: ...
+    @overload
+    def for_threads(self, fn: _Task, *, deferred: Literal[True], progress: _Progress | None = None) -> Deferred: ...
+    @overload
+    def for_slices(
+        self, n: int, fn: _Slice, *, deferred: Literal[False] = False, progress: _Progress | None = None
+    ) -> None: ...
+    @overload
+    def for_slices(self, n: int, fn: _Slice, *, deferred: Literal[True], progress: _Progress | None = None) -> Deferred: ...
+
+    # Verbs with C functions given by address, which run without the GIL.
+    @overload
+    def for_n_native(
+        self,
+        n: int,
+        function: int,
+        context: int = 0,
+        *,
+        dynamic: bool = False,
+        deferred: Literal[False] = False,
+        progress: _Progress | None = None,
+        keep: object = None,
+    ) -> None: ...
+    @overload
+    def for_n_native(
+        self,
+        n: int,
+        function: int,
+        context: int = 0,
+        *,
+        dynamic: bool = False,
+        deferred: Literal[True],
+        progress: _Progress | None = None,
+        keep: object = None,
+    ) -> Deferred: ...
+    @overload
+    def for_threads_native(
+        self,
+        function: int,
+        context: int = 0,
+        *,
+        deferred: Literal[False] = False,
+        progress: _Progress | None = None,
+        keep: object = None,
+    ) -> None: ...
+    @overload
+    def for_threads_native(
+        self,
+        function: int,
+        context: int = 0,
+        *,
+        deferred: Literal[True],
+        progress: _Progress | None = None,
+        keep: object = None,
+    ) -> Deferred: ...
+    @overload
+    def for_slices_native(
+        self,
+        n: int,
+        function: int,
+        context: int = 0,
+        *,
+        deferred: Literal[False] = False,
+        progress: _Progress | None = None,
+        keep: object = None,
+    ) -> None: ...
+    @overload
+    def for_slices_native(
+        self,
+        n: int,
+        function: int,
+        context: int = 0,
+        *,
+        deferred: Literal[True],
+        progress: _Progress | None = None,
+        keep: object = None,
+    ) -> Deferred: ...
+
+# ---- mesh ---------------------------------------------------------------------------------------
+
+@final
+class MeshOptions:
+    """Where this process sits among the processes training one model, and how they meet."""
+
+    host_domain_index: Final[int]
+    host_domain_count: Final[int]
+    gpus_per_multimem_domain: Final[int]
+    directory: Final[_PathLike | None]
+    job: Final[str | None]
+    timeout_seconds: Final[float]
+    def __init__(
+        self,
+        *,
+        host_domain_index: int = 0,
+        host_domain_count: int = 0,
+        gpus_per_multimem_domain: int = 0,
+        directory: _PathLike | None = None,
+        job: str | None = None,
+        timeout_seconds: float = 0.0,
+    ) -> None: ...
+
+@final
+class MeshDescription(structseq[Any], tuple[int, int, int, int, int, MultimemTier, GPUClass | None]):
+    """What a mesh reports about itself, as uform_mesh_description_t holds it."""
+
+    __match_args__: Final = (
+        "gpus_per_host_domain",
+        "gpus_per_multimem_domain",
+        "gpus_per_colocated_domain",
+        "host_domain_index",
+        "first_gpu_index",
+        "multimem_tier",
+        "gpu_class",
+    )
+    gpus_per_host_domain: int
+    """GPUs one process drives."""
+    gpus_per_multimem_domain: int
+    """GPUs one NVLink domain spans."""
+    gpus_per_colocated_domain: int
+    """GPUs in the whole run."""
+    host_domain_index: int
+    """This process's index among the run's processes."""
+    first_gpu_index: int
+    """The run-wide index of this process's first GPU."""
+    multimem_tier: MultimemTier
+    """How its NVLink domains reduce."""
+    gpu_class: GPUClass | None
+    """The class every GPU of the run dispatches as, or None."""
+
+@final
+class Mesh:
+    """One process's place among the processes of a run, borrowed by every trainer."""
+
+    @classmethod
+    def bootstrap(cls, executor: Executor, options: MeshOptions | None, /) -> Mesh:
+        """Joins this process to the run's mesh.
+
+        Calls uform_mesh_bootstrap.
+        """
+    def describe(self) -> MeshDescription:
+        """The mesh's shape and this process's place in it.
+
+        Calls uform_mesh_describe.
+        """
