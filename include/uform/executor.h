@@ -13,7 +13,10 @@
  * - A deferred call returns a handle at once and runs on the executor's own threads; the
  *   handle is polled, waited on and freed by the caller, from any thread.
  * - Callbacks run on the executor's threads (and, for synchronous calls, on the calling
- *   thread as thread 0). They must not call verbs of the same executor.
+ *   thread as thread 0). A callback calling a verb, drain or free of its own executor, or
+ *   waiting for a deferred call that executor has yet to run, gets INVALID_ARGUMENT instead of
+ *   a deadlock. Longer cycles across executors (X's callback waits on Y whose callback waits
+ *   on X) are the caller's to avoid.
  */
 #ifndef UFORM_EXECUTOR_H
 #define UFORM_EXECUTOR_H
@@ -104,16 +107,20 @@ UFORM_API uform_status_t uform_executor_for_vram(const int32_t *devices, size_t 
 /**
  * Waits for every call submitted before it (deferred ones included, and any synchronous call
  * another thread is running), then adopts `mood`.
- * @return OK; INVALID_ARGUMENT (bad mood); FORKED (inherited across fork()). NULL executor:
- *         OK once the mood is validated. A drained call's own failure is never reported here.
+ * @return OK; INVALID_ARGUMENT (bad mood, or called from one of its own callbacks); FORKED
+ *         (inherited across fork()). NULL executor: OK once the mood is validated. A drained
+ *         call's own failure is never reported here.
  */
 UFORM_API uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t mood);
 
 /**
  * Drains and closes the executor, joining its threads. NULL does nothing. After fork(), an
  * inherited executor's memory is released without touching its (absent) threads.
- * Deferred handles still held stay valid (finished) and must still be freed.
- * @return OK, or FORKED for an inherited executor (whose memory is still released).
+ * Deferred handles still held stay valid (finished) and must still be freed. From the moment
+ * free begins, new calls from other threads are refused with INVALID_ARGUMENT.
+ * @return OK; FORKED for an inherited executor (whose memory is still released);
+ *         INVALID_ARGUMENT (nothing freed) from one of its own callbacks or when another
+ *         thread is already freeing it.
  */
 UFORM_API uform_status_t uform_executor_free(uform_executor_t *executor);
 
@@ -129,7 +136,8 @@ UFORM_API uform_mood_t uform_executor_mood(const uform_executor_t *executor);
 /**
  * Per-thread scratch for verbs that need working space: at least `bytes`, 64-byte aligned,
  * on the thread's NUMA node, grown to a high-water mark and kept until the executor is freed.
- * Call it from a callback with the `thread` index the callback was given.
+ * Call it from a callback with the `thread` index the callback was given. Growing replaces the
+ * thread's buffer: a pointer from an earlier, smaller request is then invalid.
  * @return OK; INVALID_ARGUMENT (NULL output or thread out of range); OUT_OF_MEMORY.
  */
 UFORM_API uform_status_t uform_executor_scratch(uform_executor_t *executor, size_t thread, size_t bytes,
@@ -204,7 +212,8 @@ UFORM_API uform_status_t uform_deferred_poll(const uform_deferred_t *deferred);
 /**
  * Waits up to `timeout_seconds` (negative: forever; 0: a poll) for the call to finish.
  * @return the call's own status once finished (the same on every later wait); TIMEOUT if it
- *         has not; INVALID_ARGUMENT for NULL or NaN.
+ *         has not; INVALID_ARGUMENT for NULL or NaN, or from a callback of the executor that
+ *         has yet to run it; FORKED in a fork()ed child for a call that had not finished.
  */
 UFORM_API uform_status_t uform_deferred_wait(uform_deferred_t *deferred, double timeout_seconds);
 
@@ -213,7 +222,8 @@ UFORM_API uform_status_t uform_deferred_progress(const uform_deferred_t *deferre
 
 /**
  * Releases the handle. An unfinished call is waited for first (its context stays in use until
- * then). NULL does nothing.
+ * then), except from a callback of its own executor or in a fork()ed child, where the handle
+ * is let go without waiting. NULL does nothing.
  */
 UFORM_API void uform_deferred_free(uform_deferred_t *deferred);
 
