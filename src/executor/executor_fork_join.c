@@ -124,28 +124,39 @@ uform_status_t uform__run_inline(const uform__job_t *job, size_t threads) {
 
 /* ---- waiting ---------------------------------------------------------------------------- */
 
-/** Spins on `*word == value` for at most `budget_ns`; true if it changed meanwhile. */
-static bool spin_while_equal(const _Atomic uint32_t *word, uint32_t value, uint64_t budget_ns, bool yield,
+/* After this long without a change a spinner starts offering its CPU (sched_yield) between
+ * bursts: if the thread it waits for shares its CPU (an unpinned caller landing on a pinned
+ * worker's core, or oversubscription), that thread runs at once instead of after a time slice.
+ * Back-to-back calls land well inside the first, pure-pause burst. */
+#define UFORM_PURE_SPIN_NS 4000u
+#define UFORM_YIELD_EVERY_NS 1000u
+
+/** Spins on `*word == value` for at most `budget_ns` (unbounded while `mood` is SPINNING);
+ *  true if it changed meanwhile, false when the budget ran out. */
+static bool spin_while_equal(const _Atomic uint32_t *word, uint32_t value, uint64_t budget_ns, bool oversubscribed,
                              const _Atomic uint32_t *mood_or_null) {
-    uint64_t deadline = 0;
+    uint64_t start = 0, next_yield = 0;
     for (unsigned spins = 1;; spins++) {
         if (atomic_load_explicit(word, memory_order_acquire) != value) return true;
-        if (mood_or_null && atomic_load_explicit(mood_or_null, memory_order_relaxed) == UFORM_MOOD_SPINNING) {
-            /* SPINNING never sleeps; the time budget does not apply. */
-            uform__cpu_relax();
-            if (yield) uform__thread_yield();
-            deadline = 0;
+        uform__cpu_relax();
+        if (oversubscribed) {
+            uform__thread_yield();
             continue;
         }
-        if ((spins & 63) == 0) {
-            uint64_t now = uform__now_ns();
-            if (!deadline)
-                deadline = now + budget_ns;
-            else if (now >= deadline)
-                return false;
+        if (spins & 15) continue;
+        uint64_t now = uform__now_ns();
+        if (!start) {
+            start = now;
+            next_yield = now + UFORM_PURE_SPIN_NS;
+            continue;
         }
-        uform__cpu_relax();
-        if (yield) uform__thread_yield();
+        bool spinning_mood =
+            mood_or_null && atomic_load_explicit(mood_or_null, memory_order_relaxed) == UFORM_MOOD_SPINNING;
+        if (!spinning_mood && now - start >= budget_ns) return false;
+        if (now >= next_yield) {
+            uform__thread_yield();
+            next_yield = uform__now_ns() + UFORM_YIELD_EVERY_NS;
+        }
     }
 }
 
@@ -184,9 +195,27 @@ static bool same_job(const uform__job_t *a, const uform__job_t *b) {
 
 /* ---- the two sides ------------------------------------------------------------------------ */
 
+/* The forking thread is the user's and is never pinned; if the scheduler moved it onto a core
+ * where one of our pinned workers lives, the two would take turns on one core while another
+ * idles. Swap that worker onto the core the forking thread left. Rare (a migration), one
+ * syscall; the check is a read of the rseq CPU id. */
+static void follow_forking_thread(uform_executor_t *executor) {
+    int current = uform__current_cpu();
+    if (current < 0 || current == executor->slot0_cpu) return;
+    for (size_t i = 1; i < executor->threads; i++) {
+        uform__worker_t *worker = &executor->workers[i];
+        if (worker->cpu != current) continue;
+        if (executor->slot0_cpu >= 0 && uform__thread_pin(worker->thread, executor->slot0_cpu))
+            worker->cpu = executor->slot0_cpu;
+        break;
+    }
+    executor->slot0_cpu = current;
+}
+
 uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job) {
     size_t threads = executor->threads;
     if (threads == 1 || !job->total) return uform__run_inline(job, 1);
+    if (!executor->oversubscribed) follow_forking_thread(executor);
     /* Rewrite the job only if it changed: a loop calling the same function leaves the line
      * shared in every worker's cache, saving one transfer per call. */
     if (!same_job(&executor->job, job)) executor->job = *job;

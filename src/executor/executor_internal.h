@@ -62,6 +62,7 @@ typedef struct uform__worker_t {
     uform__thread_t thread;
     bool started;
     int32_t node;  /* NUMA node its scratch lives on */
+    int32_t cpu;   /* the CPU it is pinned to, -1 when pinned to a set or not at all */
     void *scratch; /* grown to the high-water mark */
     size_t scratch_bytes;
 } uform__worker_t;
@@ -90,6 +91,7 @@ struct uform_executor_t {
     size_t cpu_count;
     uform__worker_t *workers; /* `threads` entries */
     size_t deferred_limit;
+    int32_t slot0_cpu; /* the CPU left for thread 0 (the forking thread); moves with it */
 
     /* ---- the published job, written by the forking thread before `generation` moves ---- */
     alignas(UFORM_LINE_) uform__job_t job;

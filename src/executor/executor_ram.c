@@ -106,6 +106,15 @@ static uform_status_t place_cpus(uform_executor_t *executor, const uform__topolo
             if (round < chosen[i]->cpu_count) executor->cpus[placed++] = chosen[i]->cpus[round];
     executor->cpu_count = total;
     free(chosen);
+    /* Thread 0 is the calling thread, which we never pin. Give it the slot of the CPU it runs on
+     * now, so the pinned workers take the other cores instead of landing on the caller's. */
+    int current = uform__current_cpu();
+    for (size_t i = 1; i < total; i++)
+        if (executor->cpus[i] == current) {
+            executor->cpus[i] = executor->cpus[0];
+            executor->cpus[0] = current;
+            break;
+        }
     return UFORM_STATUS_OK;
 }
 
@@ -203,6 +212,7 @@ uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memo
             cpu_count = 1;
         }
         uform__worker_t *worker = &executor->workers[i];
+        worker->cpu = cpu_count == 1 ? cpus[0] : -1;
         status = uform__thread_start(&worker->thread, i ? uform__worker_main : uform__leader_main, worker, name, cpus,
                                      cpu_count);
         worker->started = status == UFORM_STATUS_OK;
@@ -215,6 +225,7 @@ uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memo
         release_memory(executor);
         return status;
     }
+    executor->slot0_cpu = executor->cpu_count ? executor->cpus[0] : -1;
     *executor_out = executor;
     return UFORM_STATUS_OK;
 }

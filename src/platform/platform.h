@@ -60,6 +60,8 @@ typedef struct uform__thread_t {
 uform_status_t uform__thread_start(uform__thread_t *thread, void *(*entry)(void *), void *argument, const char *name,
                                    const int32_t *cpus, size_t cpu_count);
 void uform__thread_join(uform__thread_t thread);
+/** Re-pins a running thread to one CPU; false if the kernel refused. */
+bool uform__thread_pin(uform__thread_t thread, int32_t cpu);
 /** The CPU the calling thread runs on now, or -1. */
 int uform__current_cpu(void);
 

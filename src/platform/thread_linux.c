@@ -53,6 +53,14 @@ uform_status_t uform__thread_start(uform__thread_t *thread, void *(*entry)(void 
 
 void uform__thread_join(uform__thread_t thread) { pthread_join((pthread_t)thread.handle, NULL); }
 
+bool uform__thread_pin(uform__thread_t thread, int32_t cpu) {
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return false;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np((pthread_t)thread.handle, sizeof set, &set) == 0;
+}
+
 int uform__current_cpu(void) { return sched_getcpu(); }
 
 /* ---- fork ---------------------------------------------------------------------------------- */
