@@ -41,44 +41,37 @@ static void report_progress(const uform__job_t *job, uform__progress_state_t *st
     atomic_store(&state->lock, 0);
 }
 
+/** Runs task `i`, counting it towards progress; false when the call must stop. */
+static inline bool run_task(const uform__job_t *job, size_t i, size_t thread, _Atomic uint32_t *failure,
+                            uform__progress_state_t *progress, size_t *finished) {
+    if (atomic_load_explicit(failure, memory_order_relaxed) != UFORM_STATUS_OK) return false;
+    uform_status_t status = ((uform_task_t)job->function)(job->context, i, thread);
+    if (status != UFORM_STATUS_OK) {
+        record_failure(failure, status);
+        return false;
+    }
+    if (job->done && ++*finished == job->progress_step) {
+        report_progress(job, progress, *finished);
+        *finished = 0;
+    }
+    return true;
+}
+
 /** Runs thread `thread`'s share of `job` among `threads`. */
 static void run_share(const uform__job_t *job, size_t thread, size_t threads, _Atomic uint32_t *failure,
                       _Atomic size_t *dynamic_next, uform__progress_state_t *progress) {
     size_t finished = 0;
-    bool counting = job->done != NULL;
     switch (job->kind) {
     case UFORM_JOB_FOR_N: {
-        uform_task_t task = (uform_task_t)job->function;
         size_t end = split_begin(job->n, threads, thread + 1);
-        for (size_t i = split_begin(job->n, threads, thread); i < end; i++) {
-            if (atomic_load_explicit(failure, memory_order_relaxed) != UFORM_STATUS_OK) break;
-            uform_status_t status = task(job->context, i, thread);
-            if (status != UFORM_STATUS_OK) {
-                record_failure(failure, status);
-                break;
-            }
-            if (counting && ++finished == job->progress_step) {
-                report_progress(job, progress, finished);
-                finished = 0;
-            }
-        }
+        for (size_t i = split_begin(job->n, threads, thread); i < end; i++)
+            if (!run_task(job, i, thread, failure, progress, &finished)) break;
         break;
     }
     case UFORM_JOB_FOR_N_DYNAMIC: {
-        uform_task_t task = (uform_task_t)job->function;
         for (;;) {
             size_t i = atomic_fetch_add_explicit(dynamic_next, 1, memory_order_relaxed);
-            if (i >= job->n) break;
-            if (atomic_load_explicit(failure, memory_order_relaxed) != UFORM_STATUS_OK) break;
-            uform_status_t status = task(job->context, i, thread);
-            if (status != UFORM_STATUS_OK) {
-                record_failure(failure, status);
-                break;
-            }
-            if (counting && ++finished == job->progress_step) {
-                report_progress(job, progress, finished);
-                finished = 0;
-            }
+            if (i >= job->n || !run_task(job, i, thread, failure, progress, &finished)) break;
         }
         break;
     }
@@ -102,7 +95,7 @@ static void run_share(const uform__job_t *job, size_t thread, size_t threads, _A
         break;
     }
     }
-    if (counting && finished) report_progress(job, progress, finished);
+    if (job->done && finished) report_progress(job, progress, finished);
 }
 
 /** A call without tasks forks nobody; its progress still ends with done == total == 0. */
