@@ -167,12 +167,52 @@ static void wait_for_job(uform_executor_t *executor, uint32_t seen) {
     }
 }
 
-static void wait_for_workers(uform_executor_t *executor) {
+/** Takes a worker's share of `generation` if nobody has; true for whoever got it. Claims only
+ *  move forward (wrap-aware): a worker holding a stale generation, having been preempted while
+ *  the forking thread stole that share and moved on, must not claim a newer job's share. */
+static bool claim_share(uform__worker_t *worker, uint32_t generation) {
+    uint32_t claimed = atomic_load_explicit(&worker->claimed, memory_order_relaxed);
+    while ((int32_t)(generation - claimed) > 0)
+        if (atomic_compare_exchange_weak(&worker->claimed, &claimed, generation)) return true;
+    return false;
+}
+
+/* A worker that has not even started its share this long after the fork is asleep in the
+ * kernel or preempted: the forking thread runs that share itself rather than wait for it. */
+#define UFORM_STEAL_AFTER_NS 4000u
+
+static void finish_share(uform_executor_t *executor) {
+    if (atomic_fetch_sub(&executor->pending, 1) == 1 && atomic_load(&executor->joiner_sleeping))
+        uform__futex_wake((const uint32_t *)&executor->pending, 1);
+}
+
+/** Runs the shares no worker has claimed yet (not for FOR_THREADS: those belong to each thread). */
+static void steal_unclaimed(uform_executor_t *executor, uint32_t generation) {
+    if (executor->job.kind == UFORM_JOB_FOR_THREADS) return;
+    for (size_t i = 1; i < executor->threads; i++) {
+        uform__worker_t *worker = &executor->workers[i];
+        if (!claim_share(worker, generation)) continue;
+        run_share(&executor->job, i, executor->threads, &executor->failure, &executor->dynamic_next,
+                  &executor->progress);
+        atomic_fetch_sub(&executor->pending, 1); /* we are the joiner: no wake needed */
+    }
+}
+
+static void wait_for_workers(uform_executor_t *executor, uint32_t generation, bool workers_were_asleep) {
+    /* Workers that slept take a hypervisor's or scheduler's wake-up (tens of microseconds on a
+     * VM); do their shares now instead. */
+    if (workers_were_asleep) steal_unclaimed(executor, generation);
+    bool stolen = workers_were_asleep;
     for (;;) {
         uint32_t pending = atomic_load_explicit(&executor->pending, memory_order_acquire);
         if (!pending) return;
-        if (spin_while_equal(&executor->pending, pending, executor->spin_ns, executor->oversubscribed, NULL))
+        uint64_t budget = stolen ? executor->spin_ns : UFORM_STEAL_AFTER_NS;
+        if (spin_while_equal(&executor->pending, pending, budget, executor->oversubscribed, NULL)) continue;
+        if (!stolen) {
+            steal_unclaimed(executor, generation);
+            stolen = true;
             continue;
+        }
         atomic_store(&executor->joiner_sleeping, 1);
         pending = atomic_load(&executor->pending);
         if (pending) uform__futex_wait((const uint32_t *)&executor->pending, pending, -1);
@@ -218,13 +258,15 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
     if (job->kind == UFORM_JOB_FOR_N_DYNAMIC) atomic_store_explicit(&executor->dynamic_next, 0, memory_order_relaxed);
     if (job->progress) atomic_store_explicit(&executor->progress.reported, 0, memory_order_relaxed);
     atomic_store_explicit(&executor->pending, (uint32_t)(threads - 1), memory_order_relaxed);
-    atomic_fetch_add(&executor->generation, 1); /* publishes the job (seq_cst) */
-    if (atomic_load(&executor->sleepers))
-        uform__futex_wake((const uint32_t *)&executor->generation, INT_MAX);
+    uint32_t generation = atomic_fetch_add(&executor->generation, 1) + 1; /* publishes the job (seq_cst) */
+    bool asleep = atomic_load(&executor->sleepers) != 0;
+    if (asleep) uform__futex_wake((const uint32_t *)&executor->generation, INT_MAX);
     run_share(&executor->job, 0, threads, &executor->failure, &executor->dynamic_next, &executor->progress);
-    wait_for_workers(executor);
+    wait_for_workers(executor, generation, asleep);
     return (uform_status_t)atomic_load_explicit(&executor->failure, memory_order_relaxed);
 }
+
+void (*_Atomic uform__test_before_claim)(size_t worker) = NULL;
 
 void *uform__worker_main(void *argument) {
     uform__worker_t *worker = argument;
@@ -236,10 +278,12 @@ void *uform__worker_main(void *argument) {
         wait_for_job(executor, seen);
         seen = atomic_load_explicit(&executor->generation, memory_order_acquire);
         if (atomic_load_explicit(&executor->stopping, memory_order_acquire)) break;
+        void (*hook)(size_t) = atomic_load_explicit(&uform__test_before_claim, memory_order_relaxed);
+        if (hook) hook(worker->index);
+        if (!claim_share(worker, seen)) continue; /* the forking thread ran it meanwhile */
         run_share(&executor->job, worker->index, executor->threads, &executor->failure, &executor->dynamic_next,
                   &executor->progress);
-        if (atomic_fetch_sub(&executor->pending, 1) == 1 && atomic_load(&executor->joiner_sleeping))
-            uform__futex_wake((const uint32_t *)&executor->pending, 1);
+        finish_share(executor);
     }
     return NULL;
 }

@@ -57,6 +57,10 @@ typedef enum uform__wait_t {
 } uform__wait_t;
 
 typedef struct uform__worker_t {
+    /* The generation whose share was taken, by the worker or by the forking thread stealing it
+     * from a worker that is asleep or preempted. On the worker's own line: claiming its share is
+     * an uncontended CAS in the common case. */
+    alignas(UFORM_LINE_) _Atomic uint32_t claimed;
     struct uform_executor_t *executor;
     size_t index; /* 0 is the deferred-call leader, 1.. are fork-join workers */
     uform__thread_t thread;
@@ -132,6 +136,9 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
 /** Runs a job entirely on the calling thread as thread 0 of 1 (the NULL executor, n tiny). */
 uform_status_t uform__run_inline(const uform__job_t *job, size_t threads);
 void *uform__worker_main(void *argument);
+/** Tests only: called by a worker between seeing a job and claiming its share, to widen the
+ *  window in which the forking thread steals it. NULL in production (one predictable branch). */
+extern void (*_Atomic uform__test_before_claim)(size_t worker);
 
 /* executor_deferred.c */
 uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__job_t *job, uform_deferred_t **out);

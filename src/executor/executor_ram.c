@@ -189,7 +189,8 @@ uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memo
     pthread_cond_init(&executor->changed, NULL);
     pthread_cond_init(&executor->queued, NULL);
     executor->queue = calloc(executor->deferred_limit, sizeof *executor->queue);
-    executor->workers = calloc(threads, sizeof *executor->workers);
+    executor->workers = aligned_alloc(UFORM_LINE_, threads * sizeof *executor->workers);
+    if (executor->workers) memset(executor->workers, 0, threads * sizeof *executor->workers);
     if (!executor->queue || !executor->workers) {
         release_memory(executor);
         return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: %zu threads", verb, threads);
