@@ -1,6 +1,7 @@
 /* The fork-join core. The forking thread (a synchronous caller, or the leader for deferred
  * calls) publishes a job and bumps `generation`; workers waiting on it run their share and
- * count down `pending`; the forking thread runs share 0 and waits for `pending` to reach 0.
+ * count up `finished`; the forking thread runs share 0 and waits for `finished` to reach
+ * its target.
  * Every wait spins first (pause, and yield when oversubscribed) and then sleeps on a futex, so
  * a preempted thread never leaves others spinning without end. */
 #include <limits.h>
@@ -129,14 +130,14 @@ uform_status_t uform__run_inline(const uform__job_t *job, size_t threads) {
 static bool spin_while_equal(const _Atomic uint32_t *word, uint32_t value, uint64_t budget_ns, bool oversubscribed,
                              const _Atomic uint32_t *mood_or_null) {
     uint64_t start = 0, next_yield = 0;
+    /* Oversubscribed, a spinner always shares its core with a thread that has work: yield on
+     * every turn, and read the clock every turn since a yield may last a whole time slice. */
+    unsigned clock_every = oversubscribed ? 1 : 16;
     for (unsigned spins = 1;; spins++) {
         if (atomic_load_explicit(word, memory_order_acquire) != value) return true;
         uform__cpu_relax();
-        if (oversubscribed) {
-            uform__thread_yield();
-            continue;
-        }
-        if (spins & 15) continue;
+        if (oversubscribed) uform__thread_yield();
+        if (spins % clock_every) continue;
         uint64_t now = uform__now_ns();
         if (!start) {
             start = now;
@@ -146,7 +147,7 @@ static bool spin_while_equal(const _Atomic uint32_t *word, uint32_t value, uint6
         bool spinning_mood =
             mood_or_null && atomic_load_explicit(mood_or_null, memory_order_relaxed) == UFORM_MOOD_SPINNING;
         if (!spinning_mood && now - start >= budget_ns) return false;
-        if (now >= next_yield) {
+        if (!oversubscribed && now >= next_yield) {
             uform__thread_yield();
             next_yield = uform__now_ns() + UFORM_YIELD_EVERY_NS;
         }
@@ -182,8 +183,8 @@ static bool claim_share(uform__worker_t *worker, uint32_t generation) {
 #define UFORM_STEAL_AFTER_NS 4000u
 
 static void finish_share(uform_executor_t *executor) {
-    if (atomic_fetch_sub(&executor->pending, 1) == 1 && atomic_load(&executor->joiner_sleeping))
-        uform__futex_wake((const uint32_t *)&executor->pending, 1);
+    atomic_fetch_add(&executor->finished, 1);
+    if (atomic_load(&executor->joiner_sleeping)) uform__futex_wake((const uint32_t *)&executor->finished, 1);
 }
 
 /** Runs the shares no worker has claimed yet (not for FOR_THREADS: those belong to each thread). */
@@ -194,7 +195,7 @@ static void steal_unclaimed(uform_executor_t *executor, uint32_t generation) {
         if (!claim_share(worker, generation)) continue;
         run_share(&executor->job, i, executor->threads, &executor->failure, &executor->dynamic_next,
                   &executor->progress);
-        atomic_fetch_sub(&executor->pending, 1); /* we are the joiner: no wake needed */
+        atomic_fetch_add(&executor->finished, 1); /* we are the joiner: no wake needed */
     }
 }
 
@@ -204,18 +205,19 @@ static void wait_for_workers(uform_executor_t *executor, uint32_t generation, bo
     if (workers_were_asleep) steal_unclaimed(executor, generation);
     bool stolen = workers_were_asleep;
     for (;;) {
-        uint32_t pending = atomic_load_explicit(&executor->pending, memory_order_acquire);
-        if (!pending) return;
+        uint32_t finished = atomic_load_explicit(&executor->finished, memory_order_acquire);
+        if ((int32_t)(finished - executor->finished_target) >= 0) return;
         uint64_t budget = stolen ? executor->spin_ns : UFORM_STEAL_AFTER_NS;
-        if (spin_while_equal(&executor->pending, pending, budget, executor->oversubscribed, NULL)) continue;
+        if (spin_while_equal(&executor->finished, finished, budget, executor->oversubscribed, NULL)) continue;
         if (!stolen) {
             steal_unclaimed(executor, generation);
             stolen = true;
             continue;
         }
         atomic_store(&executor->joiner_sleeping, 1);
-        pending = atomic_load(&executor->pending);
-        if (pending) uform__futex_wait((const uint32_t *)&executor->pending, pending, -1);
+        finished = atomic_load(&executor->finished);
+        if ((int32_t)(finished - executor->finished_target) < 0)
+            uform__futex_wait((const uint32_t *)&executor->finished, finished, -1);
         atomic_store(&executor->joiner_sleeping, 0);
     }
 }
@@ -257,7 +259,7 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
         atomic_store_explicit(&executor->failure, UFORM_STATUS_OK, memory_order_relaxed);
     if (job->kind == UFORM_JOB_FOR_N_DYNAMIC) atomic_store_explicit(&executor->dynamic_next, 0, memory_order_relaxed);
     if (job->progress) atomic_store_explicit(&executor->progress.reported, 0, memory_order_relaxed);
-    atomic_store_explicit(&executor->pending, (uint32_t)(threads - 1), memory_order_relaxed);
+    executor->finished_target += (uint32_t)(threads - 1);
     uint32_t generation = atomic_fetch_add(&executor->generation, 1) + 1; /* publishes the job (seq_cst) */
     bool asleep = atomic_load(&executor->sleepers) != 0;
     if (asleep) uform__futex_wake((const uint32_t *)&executor->generation, INT_MAX);

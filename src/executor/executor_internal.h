@@ -103,12 +103,18 @@ struct uform_executor_t {
     _Atomic uint32_t sleepers; /* workers inside futex_wait on generation: read right after the bump */
     _Atomic bool stopping;
     alignas(UFORM_LINE_) _Atomic uint32_t mood; /* read by spinning workers, written by drains */
-    alignas(UFORM_LINE_) _Atomic uint32_t pending; /* workers yet to finish the current job */
+    /* Shares finished, ever (wrapping). Only workers write it: the forking thread compares it
+     * with its private `finished_target` instead of resetting a countdown each call, which
+     * would cost one more cache-line transfer per call. */
+    alignas(UFORM_LINE_) _Atomic uint32_t finished;
     _Atomic uint32_t joiner_sleeping;
     alignas(UFORM_LINE_) _Atomic size_t dynamic_next; /* touched only by dynamic jobs */
     alignas(UFORM_LINE_) _Atomic uint32_t failure;   /* first non-OK status; written only on failure */
     alignas(UFORM_LINE_) uform__progress_state_t progress;
     alignas(UFORM_LINE_) _Atomic uint32_t hold;
+    /* `finished` once the current job is done: the holder's alone, so it lives on the holder's
+     * line, away from the read-only fields every worker reads. */
+    uint32_t finished_target;
     _Atomic size_t outstanding; /* queued + running deferred calls: read with `hold` on every call */
 
     /* ---- slow path: deferred calls, drains, contention waits ---- */
