@@ -1,0 +1,38 @@
+#!/bin/sh
+set -eu
+build=$1; scratch=$2; cmake=$3; cc=$4
+rm -rf "$scratch" && mkdir -p "$scratch/app"
+$cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
+cat > "$scratch/app/main.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <uform.h>
+static uform_status_t one(void *context, size_t task, size_t thread) { ((int *)context)[task] = 1; return UFORM_STATUS_OK; }
+int main(void) {
+    int seen[64] = {0};
+    uform_executor_t *executor = NULL;
+    if (uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &executor)) return 1;
+    if (uform_executor_for_n(executor, NULL, 64, one, seen)) return 2;
+    uform_executor_free(executor);
+    for (int i = 0; i < 64; i++) if (!seen[i]) return 3;
+    if (strcmp(uform_version(), UFORM_VERSION_STRING)) return 4;
+    printf("consumer ok: uform %s\n", uform_version());
+    return 0;
+}
+C
+cat > "$scratch/app/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.18)
+project(consumer C)
+find_package(uform 4.0 REQUIRED)
+add_executable(consumer main.c)
+target_link_libraries(consumer uform::uform)
+CM
+$cmake -S "$scratch/app" -B "$scratch/app/build" -DCMAKE_PREFIX_PATH="$scratch/prefix" -DCMAKE_BUILD_RPATH="$scratch/prefix/lib" >/dev/null
+$cmake --build "$scratch/app/build" >/dev/null
+"$scratch/app/build/consumer"
+if command -v pkg-config >/dev/null 2>&1; then
+  libdir=$(ls -d "$scratch"/prefix/lib*/pkgconfig | head -n 1)
+  flags=$(PKG_CONFIG_PATH="$libdir" pkg-config --define-variable=prefix="$scratch/prefix" --cflags --libs uform)
+  $cc "$scratch/app/main.c" $flags -Wl,-rpath,"$(dirname "$libdir")" -o "$scratch/app/pkgconfig-consumer"
+  "$scratch/app/pkgconfig-consumer"
+fi
