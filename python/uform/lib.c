@@ -440,6 +440,18 @@ static void Executor_dealloc(ExecutorObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* The placement every RAM-side constructor takes: memory_domains, deferred_limit, cpu_class.
+ * On success the caller owns *domains (PyMem_Free). */
+static int parse_ram_placement(PyObject *domains_object, PyObject *limit_object, PyObject *class_object,
+                               int32_t **domains, size_t *domains_count, size_t *deferred_limit, long *cpu_class) {
+    *deferred_limit = 0;
+    *cpu_class = 0;
+    if (limit_object && parse_size(limit_object, "deferred_limit", deferred_limit) < 0) return -1;
+    if (parse_enum(class_object, "CPUClass", "cpu_class", 1, UFORM_CPU_CLASS_MONOVERSIONED, 1, cpu_class) < 0)
+        return -1;
+    return parse_ids(domains_object, "memory_domains", domains, domains_count);
+}
+
 PyDoc_STRVAR(Executor_for_ram_doc,
              "for_ram($cls, /, threads=0, *, memory_domains=None, deferred_limit=0, cpu_class=None)\n"
              "--\n\n"
@@ -452,15 +464,13 @@ static PyObject *Executor_for_ram(PyTypeObject *cls, PyObject *args, PyObject *k
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$OOO:for_ram", keywords, &threads_object, &domains_object,
                                      &limit_object, &class_object))
         return NULL;
-    size_t threads = 0, deferred_limit = 0;
+    size_t threads = 0, deferred_limit = 0, domains_count = 0;
     long cpu_class = 0;
-    if (threads_object && parse_size(threads_object, "threads", &threads) < 0) return NULL;
-    if (limit_object && parse_size(limit_object, "deferred_limit", &deferred_limit) < 0) return NULL;
-    if (parse_enum(class_object, "CPUClass", "cpu_class", 1, UFORM_CPU_CLASS_MONOVERSIONED, 1, &cpu_class) < 0)
-        return NULL;
     int32_t *domains = NULL;
-    size_t domains_count = 0;
-    if (parse_ids(domains_object, "memory_domains", &domains, &domains_count) < 0) return NULL;
+    if (threads_object && parse_size(threads_object, "threads", &threads) < 0) return NULL;
+    if (parse_ram_placement(domains_object, limit_object, class_object, &domains, &domains_count, &deferred_limit,
+                            &cpu_class) < 0)
+        return NULL;
     uform_executor_t *executor = NULL;
     uform_status_t status;
     Py_BEGIN_ALLOW_THREADS
@@ -485,15 +495,13 @@ static PyObject *Executor_on_pool(PyTypeObject *cls, PyObject *args, PyObject *k
                                      &limit_object, &class_object))
         return NULL;
     void *pool = NULL;
-    size_t deferred_limit = 0;
+    size_t deferred_limit = 0, domains_count = 0;
     long cpu_class = 0;
-    if (parse_address(pool_object, "pool", &pool) < 0) return NULL;
-    if (limit_object && parse_size(limit_object, "deferred_limit", &deferred_limit) < 0) return NULL;
-    if (parse_enum(class_object, "CPUClass", "cpu_class", 1, UFORM_CPU_CLASS_MONOVERSIONED, 1, &cpu_class) < 0)
-        return NULL;
     int32_t *domains = NULL;
-    size_t domains_count = 0;
-    if (parse_ids(domains_object, "memory_domains", &domains, &domains_count) < 0) return NULL;
+    if (parse_address(pool_object, "pool", &pool) < 0) return NULL;
+    if (parse_ram_placement(domains_object, limit_object, class_object, &domains, &domains_count, &deferred_limit,
+                            &cpu_class) < 0)
+        return NULL;
     uform_executor_t *executor = NULL;
     uform_status_t status;
     Py_BEGIN_ALLOW_THREADS
