@@ -33,8 +33,10 @@ static int child(uform_executor_t *inherited) {
     uform_arena_t *arena = NULL;
     if (uform_arena_new_in(inherited, 4096, &arena) != UFORM_STATUS_FORKED) return 14;
     uform_executor_t *own = NULL;
-#if defined(__SANITIZE_THREAD__)
-    /* TSan cannot start threads in the child of a multi-threaded process (it exits 66). */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    /* The sanitizer runtimes cannot be trusted with new threads in the child of a
+     * multi-threaded process: TSan exits 66, and ASan's allocator can be left locked (seen: the
+     * child's new threads stuck in the quarantine's size-class mutex). The plain build runs it. */
     if (uform_executor_free(inherited) != UFORM_STATUS_FORKED) return 18;
     return 0;
 #endif
@@ -61,7 +63,7 @@ int main(void) {
     if (pid == 0) _exit(child(executor));
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
+    if (!WIFEXITED(status)) TEST_FAIL_("the child died of signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : -1);
     CHECK_EQ_INT(WEXITSTATUS(status), 0);
     atomic_store(&gate_open_flag, 1);
     CHECK_OK(uform_deferred_wait(gated, -1));
