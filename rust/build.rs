@@ -73,7 +73,7 @@ fn main() {
     link_system_libraries();
 }
 
-/// The libraries libuform's CMake target links publicly: Threads::Threads and CMAKE_DL_LIBS.
+/// The libraries libuform's CMake target links publicly: Threads::Threads, CMAKE_DL_LIBS and libm.
 fn link_system_libraries() {
     let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if target_os != "windows" {
@@ -81,6 +81,9 @@ fn link_system_libraries() {
     }
     if target_os == "linux" || target_os == "android" {
         println!("cargo:rustc-link-lib=dl");
+    }
+    if target_os != "windows" && target_os != "macos" {
+        println!("cargo:rustc-link-lib=m");
     }
 }
 

@@ -50,7 +50,7 @@ static int command_info(int argc, char **argv) {
 
 static int command_mesh(int argc, char **argv) {
     uform_mesh_options_t options = UFORM_MESH_OPTIONS_INIT;
-    for (int i = 0; i < argc; i++) {
+    for (int i = 0; i < argc; i += 2) { /* --option value pairs */
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (!value) {
             fprintf(stderr, "uform mesh: '%s' needs a value\n", argv[i]);
@@ -70,7 +70,6 @@ static int command_mesh(int argc, char **argv) {
             fprintf(stderr, "uform mesh: unknown option '%s'\n", argv[i]);
             return 2;
         }
-        i++;
     }
     uform_executor_t *executor = NULL;
     uform_status_t status = uform_executor_for_vram(NULL, 0, UFORM_GPU_CLASS_NONE, NULL, 0, UFORM_CPU_CLASS_NONE,

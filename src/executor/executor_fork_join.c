@@ -268,7 +268,7 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
     return (uform_status_t)atomic_load_explicit(&executor->failure, memory_order_relaxed);
 }
 
-void (*_Atomic uform__test_before_claim)(size_t worker) = NULL;
+void (*_Atomic uform__test_before_claim)(size_t worker); /* static storage: starts NULL */
 
 void *uform__worker_main(void *argument) {
     uform__worker_t *worker = argument;
