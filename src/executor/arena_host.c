@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "core/memory.h"
 #include "executor/executor_internal.h"
 
 #define UFORM_HUGE_PAGE_ (2u << 20)
@@ -25,14 +26,14 @@ uform_status_t uform_arena_new_in(uform_executor_t *executor, size_t capacity, u
     if (capacity > ((size_t)1 << 56))
         return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_arena_new_in: %zu bytes is more than any machine has",
                            capacity);
-    uform_arena_t *arena = calloc(1, sizeof *arena);
+    uform_arena_t *arena = uform__allocate_zeroed(1, sizeof *arena);
     if (!arena) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_arena_new_in");
     bool huge = capacity >= UFORM_HUGE_PAGE_;
     size_t granule = huge ? UFORM_HUGE_PAGE_ : 4096;
     arena->mapped = (capacity + granule - 1) / granule * granule;
     arena->base = uform__pages_map(arena->mapped);
     if (!arena->base) {
-        free(arena);
+        uform__deallocate(arena);
         return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_arena_new_in: cannot map %zu bytes", capacity);
     }
     if (huge) uform__pages_advise_huge(arena->base, arena->mapped);
@@ -72,5 +73,5 @@ uform_status_t uform_arena_usage(const uform_arena_t *arena, size_t *used, size_
 void uform_arena_free(uform_arena_t *arena) {
     if (!arena) return;
     uform__pages_free(arena->base, arena->mapped);
-    free(arena);
+    uform__deallocate(arena);
 }

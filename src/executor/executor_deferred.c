@@ -6,10 +6,11 @@
 #include <stdlib.h>
 
 #include "core/error.h"
+#include "core/memory.h"
 #include "executor/executor_internal.h"
 
 static void release_handle(uform_deferred_t *deferred) {
-    if (atomic_fetch_sub(&deferred->references, 1) == 1) free(deferred);
+    if (atomic_fetch_sub(&deferred->references, 1) == 1) uform__deallocate(deferred);
 }
 
 static void finish(uform_deferred_t *deferred, uform_status_t status) {
@@ -19,7 +20,7 @@ static void finish(uform_deferred_t *deferred, uform_status_t status) {
 }
 
 uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__job_t *job, uform_deferred_t **out) {
-    uform_deferred_t *deferred = calloc(1, sizeof *deferred);
+    uform_deferred_t *deferred = uform__allocate_zeroed(1, sizeof *deferred);
     if (!deferred) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "deferred call handle");
     deferred->job = *job;
     deferred->job.done = &deferred->done;
@@ -36,13 +37,13 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
     pthread_mutex_lock(&executor->lock);
     if (atomic_load(&executor->hold) & UFORM_HOLD_CLOSING) {
         pthread_mutex_unlock(&executor->lock);
-        free(deferred);
+        uform__deallocate(deferred);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "the executor is being freed by another thread");
     }
     if (executor->queue_count == executor->deferred_limit) {
         size_t limit = executor->deferred_limit;
         pthread_mutex_unlock(&executor->lock);
-        free(deferred);
+        uform__deallocate(deferred);
         return uform__fail(UFORM_STATUS_CONTENDED,
                            "the executor's deferred table is full (%zu calls queued or running)", limit);
     }
@@ -142,7 +143,7 @@ void uform_deferred_free(uform_deferred_t *deferred) {
     if (!deferred) return;
     if (!atomic_load_explicit(&deferred->finished, memory_order_acquire)) {
         if (deferred->fork_generation != uform__fork_generation()) {
-            free(deferred); /* the parent's leader holds the other reference, in another process */
+            uform__deallocate(deferred); /* the parent's leader holds the other reference, in another process */
             return;
         }
         if (deferred->executor && uform__current_executor == deferred->executor) {

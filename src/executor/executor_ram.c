@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/memory.h"
 #include "executor/executor_internal.h"
 #include "hardware/topology.h"
 
@@ -82,7 +83,7 @@ uform_status_t uform__validate_ram_arguments(const int32_t *domains, size_t coun
 static uform_status_t place_cpus(uform_executor_t *executor, const uform__topology_t *topology,
                                  const int32_t *domains, size_t domain_count) {
     size_t nodes = domain_count, total = 0;
-    const uform__node_t **chosen = calloc(topology->node_count ? topology->node_count : 1, sizeof *chosen);
+    const uform__node_t **chosen = uform__allocate_zeroed(topology->node_count ? topology->node_count : 1, sizeof *chosen);
     if (!chosen) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_executor_for_ram: placement");
     if (domain_count) {
         for (size_t i = 0; i < domain_count; i++) chosen[i] = uform__topology_node(topology, domains[i]);
@@ -92,10 +93,10 @@ static uform_status_t place_cpus(uform_executor_t *executor, const uform__topolo
             if (topology->nodes[i].cpu_count) chosen[nodes++] = &topology->nodes[i];
     }
     for (size_t i = 0; i < nodes; i++) total += chosen[i]->cpu_count;
-    executor->cpus = malloc((total ? total : 1) * sizeof(int32_t));
-    executor->nodes = malloc((nodes ? nodes : 1) * sizeof(int32_t));
+    executor->cpus = uform__allocate((total ? total : 1) * sizeof(int32_t));
+    executor->nodes = uform__allocate((nodes ? nodes : 1) * sizeof(int32_t));
     if (!executor->cpus || !executor->nodes) {
-        free(chosen);
+        uform__deallocate(chosen);
         return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_executor_for_ram: placement");
     }
     for (size_t i = 0; i < nodes; i++) executor->nodes[i] = chosen[i]->id;
@@ -105,7 +106,7 @@ static uform_status_t place_cpus(uform_executor_t *executor, const uform__topolo
         for (size_t i = 0; i < nodes; i++)
             if (round < chosen[i]->cpu_count) executor->cpus[placed++] = chosen[i]->cpus[round];
     executor->cpu_count = total;
-    free(chosen);
+    uform__deallocate(chosen);
     /* Thread 0 is the calling thread, which we never pin. Give it the slot of the CPU it runs on
      * now, so the pinned workers take the other cores instead of landing on the caller's. */
     int current = uform__current_cpu();
@@ -129,11 +130,11 @@ static void release_memory(uform_executor_t *executor) {
     if (executor->workers)
         for (size_t i = 0; i < executor->threads; i++)
             uform__pages_free(executor->workers[i].scratch, executor->workers[i].scratch_bytes);
-    free(executor->workers);
-    free(executor->queue);
-    free(executor->cpus);
-    free(executor->nodes);
-    free(executor);
+    uform__deallocate(executor->workers);
+    uform__deallocate(executor->queue);
+    uform__deallocate(executor->cpus);
+    uform__deallocate(executor->nodes);
+    uform__deallocate(executor);
 }
 
 static void stop_threads(uform_executor_t *executor) {
@@ -161,7 +162,7 @@ uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memo
                                                           deferred_limit, verb, &topology);
     if (status != UFORM_STATUS_OK) return status;
 
-    uform_executor_t *executor = aligned_alloc(UFORM_LINE_, (sizeof *executor + UFORM_LINE_ - 1) / UFORM_LINE_ *
+    uform_executor_t *executor = uform__allocate_aligned(UFORM_LINE_, (sizeof *executor + UFORM_LINE_ - 1) / UFORM_LINE_ *
                                                                 UFORM_LINE_);
     if (!executor) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: executor", verb);
     memset(executor, 0, sizeof *executor);
@@ -188,8 +189,8 @@ uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memo
     pthread_mutex_init(&executor->lock, NULL);
     pthread_cond_init(&executor->changed, NULL);
     pthread_cond_init(&executor->queued, NULL);
-    executor->queue = calloc(executor->deferred_limit, sizeof *executor->queue);
-    executor->workers = aligned_alloc(UFORM_LINE_, threads * sizeof *executor->workers);
+    executor->queue = uform__allocate_zeroed(executor->deferred_limit, sizeof *executor->queue);
+    executor->workers = uform__allocate_aligned(UFORM_LINE_, threads * sizeof *executor->workers);
     if (executor->workers) memset(executor->workers, 0, threads * sizeof *executor->workers);
     if (!executor->queue || !executor->workers) {
         release_memory(executor);
