@@ -212,3 +212,17 @@ def test_mesh_bootstrap_bad_inputs(executor):
     options = uform.MeshOptions(host_domain_index=5, host_domain_count=2, directory="/nonexistent", job="j")
     with pytest.raises(uform.UFormError):
         uform.Mesh.bootstrap(executor, options)
+
+
+def test_native_function_must_look_like_code():
+    """A small number (a task index, an enum member, a bool) is refused, never jumped to."""
+    import uform
+
+    with uform.Executor.for_ram(2) as executor:
+        for address in (0, 1, 4095, 65535):
+            with pytest.raises(ValueError):
+                executor.for_n_native(4, address, 0)
+        for flag in (True, uform.CPUClass.SERIAL):
+            with pytest.raises(TypeError):
+                executor.for_n_native(4, flag, 0)
+        executor.for_n(4, lambda task, thread: None)  # still usable

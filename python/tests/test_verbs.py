@@ -277,7 +277,7 @@ def test_native_rejects_bad_addresses(executor):
     with pytest.raises(TypeError):
         executor.for_n_native(1, "0x1000")
     with pytest.raises(TypeError):
-        executor.for_n_native(1, 0x1000, 1.5)
+        executor.for_n_native(1, 0x7F0000001000, 1.5)  # context checked before any call
 
 
 def test_verb_signatures():
