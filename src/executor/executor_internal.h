@@ -103,9 +103,9 @@ struct uform_executor_t {
     _Atomic uint32_t sleepers; /* workers inside futex_wait on generation: read right after the bump */
     _Atomic bool stopping;
     alignas(UFORM_LINE_) _Atomic uint32_t mood; /* read by spinning workers, written by drains */
-    /* Shares finished, ever (wrapping). Only workers write it: the forking thread compares it
-     * with its private `finished_target` instead of resetting a countdown each call, which
-     * would cost one more cache-line transfer per call. */
+    /* Shares finished, ever (wrapping), counted up by workers and by the forking thread when it
+     * runs a stolen share. The forking thread compares it with its private `finished_target`
+     * instead of resetting a countdown each call, which would cost one more line transfer. */
     alignas(UFORM_LINE_) _Atomic uint32_t finished;
     _Atomic uint32_t joiner_sleeping;
     alignas(UFORM_LINE_) _Atomic size_t dynamic_next; /* touched only by dynamic jobs */
