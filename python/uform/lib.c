@@ -452,6 +452,12 @@ static int parse_ram_placement(PyObject *domains_object, PyObject *limit_object,
     return parse_ids(domains_object, "memory_domains", domains, domains_count);
 }
 
+/* The end every constructor shares: the C status raised, or the new executor wrapped. */
+static PyObject *constructed(PyTypeObject *cls, uform_status_t status, uform_executor_t *executor) {
+    if (status != UFORM_STATUS_OK) return raise_status(status);
+    return executor_wrap(cls, executor);
+}
+
 PyDoc_STRVAR(Executor_for_ram_doc,
              "for_ram($cls, /, threads=0, *, memory_domains=None, deferred_limit=0, cpu_class=None)\n"
              "--\n\n"
@@ -478,8 +484,7 @@ static PyObject *Executor_for_ram(PyTypeObject *cls, PyObject *args, PyObject *k
                                     &executor);
     Py_END_ALLOW_THREADS
     PyMem_Free(domains);
-    if (status != UFORM_STATUS_OK) return raise_status(status);
-    return executor_wrap(cls, executor);
+    return constructed(cls, status, executor);
 }
 
 PyDoc_STRVAR(Executor_on_pool_doc,
@@ -509,8 +514,7 @@ static PyObject *Executor_on_pool(PyTypeObject *cls, PyObject *args, PyObject *k
                                     &executor);
     Py_END_ALLOW_THREADS
     PyMem_Free(domains);
-    if (status != UFORM_STATUS_OK) return raise_status(status);
-    return executor_wrap(cls, executor);
+    return constructed(cls, status, executor);
 }
 
 PyDoc_STRVAR(Executor_for_vram_doc,
@@ -552,8 +556,7 @@ static PyObject *Executor_for_vram(PyTypeObject *cls, PyObject *args, PyObject *
     Py_END_ALLOW_THREADS
     PyMem_Free(devices);
     PyMem_Free(domains);
-    if (status != UFORM_STATUS_OK) return raise_status(status);
-    return executor_wrap(cls, executor);
+    return constructed(cls, status, executor);
 }
 
 PyDoc_STRVAR(Executor_drain_doc,
