@@ -15,14 +15,24 @@ struct uform_arena_t {
     _Atomic size_t used;
 };
 
+static uform_status_t new_in(uform_executor_t *executor, size_t capacity, uform_arena_t **arena_out);
+
 uform_status_t uform_arena_new_in(uform_executor_t *executor, size_t capacity, uform_arena_t **arena_out) {
     if (!arena_out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_arena_new_in: arena output is NULL");
     *arena_out = NULL;
     if (!capacity) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_arena_new_in: capacity is 0");
-    if (executor) {
-        uform_status_t status = uform__executor_usable(executor, "uform_arena_new_in");
-        if (status != UFORM_STATUS_OK) return status;
-    }
+    if (!executor) return new_in(NULL, capacity, arena_out);
+    uform_status_t status = uform__executor_usable(executor, "uform_arena_new_in");
+    if (status != UFORM_STATUS_OK) return status;
+    /* Counted in while it reads the executor's domains: a racing free waits for it. */
+    status = uform__enter_call(executor, "uform_arena_new_in");
+    if (status != UFORM_STATUS_OK) return status;
+    status = new_in(executor, capacity, arena_out);
+    uform__leave(executor);
+    return status;
+}
+
+static uform_status_t new_in(uform_executor_t *executor, size_t capacity, uform_arena_t **arena_out) {
     if (capacity > ((size_t)1 << 56))
         return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_arena_new_in: %zu bytes is more than any machine has",
                            capacity);

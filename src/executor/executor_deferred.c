@@ -4,6 +4,7 @@
  * executor, so either may let go first. */
 #include <math.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "core/memory.h"
@@ -34,15 +35,23 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
         *out = deferred;
         return UFORM_STATUS_OK;
     }
+    /* Counted in until the mutex is released: a free racing this submission waits for it. */
+    uform_status_t entered = uform__enter_call(executor, "deferred call");
+    if (entered != UFORM_STATUS_OK) {
+        uform__deallocate(deferred);
+        return entered;
+    }
     pthread_mutex_lock(&executor->lock);
     if (atomic_load(&executor->hold) & UFORM_HOLD_CLOSING) {
         pthread_mutex_unlock(&executor->lock);
+        uform__leave(executor);
         uform__deallocate(deferred);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "the executor is being freed by another thread");
     }
     if (executor->queue_count == executor->deferred_limit) {
         size_t limit = executor->deferred_limit;
         pthread_mutex_unlock(&executor->lock);
+        uform__leave(executor);
         uform__deallocate(deferred);
         return uform__fail(UFORM_STATUS_CONTENDED,
                            "the executor's deferred table is full (%zu calls queued or running)", limit);
@@ -54,6 +63,7 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
     atomic_fetch_add(&executor->outstanding, 1);
     pthread_cond_signal(&executor->queued);
     pthread_mutex_unlock(&executor->lock);
+    uform__leave(executor);
     *out = deferred;
     return UFORM_STATUS_OK;
 }
@@ -61,7 +71,8 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
 void *uform__leader_main(void *argument) {
     uform__worker_t *worker = argument;
     uform_executor_t *executor = worker->executor;
-    uform__current_executor = executor;
+    uform__membership_t membership;
+    uform__membership_push(&membership, executor);
     pthread_mutex_lock(&executor->lock);
     for (;;) {
         /* Deferred calls aren't latency-critical: the leader sleeps whatever the mood. */
@@ -73,6 +84,9 @@ void *uform__leader_main(void *argument) {
         pthread_mutex_unlock(&executor->lock);
 
         uform_status_t status = uform__fork_join(executor, &deferred->job);
+        /* A callback fork()ed and this is the child: it has no caller to return to, and the
+         * parent's waiters are in another process. End it, as executor.h documents. */
+        if (uform__fork_generation() != executor->fork_generation) _exit(UFORM_FORKED_CHILD_EXIT_);
 
         uform__release_leader(executor);
         pthread_mutex_lock(&executor->lock);
@@ -86,6 +100,7 @@ void *uform__leader_main(void *argument) {
         pthread_cond_broadcast(&executor->changed);
     }
     pthread_mutex_unlock(&executor->lock);
+    uform__membership_pop(&membership);
     return NULL;
 }
 
@@ -100,7 +115,7 @@ static uform_status_t check_waitable(const uform_deferred_t *deferred, const cha
     if (atomic_load_explicit(&deferred->finished, memory_order_acquire)) return UFORM_STATUS_OK;
     if (deferred->fork_generation != uform__fork_generation())
         return uform__fail(UFORM_STATUS_FORKED, "%s: the call belongs to the parent process (before fork()); it never runs here", verb);
-    if (deferred->executor && uform__current_executor == deferred->executor)
+    if (deferred->executor && uform__thread_belongs_to(deferred->executor))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: waiting from a callback of the executor that must run the call would never end", verb);
     return UFORM_STATUS_OK;
@@ -146,7 +161,7 @@ void uform_deferred_free(uform_deferred_t *deferred) {
             uform__deallocate(deferred); /* the parent's leader holds the other reference, in another process */
             return;
         }
-        if (deferred->executor && uform__current_executor == deferred->executor) {
+        if (deferred->executor && uform__thread_belongs_to(deferred->executor)) {
             release_handle(deferred); /* the leader frees it when the call ends */
             return;
         }

@@ -1,17 +1,48 @@
 /* The fork-join core. The forking thread (a synchronous caller, or the leader for deferred
- * calls) publishes a job and bumps `generation`; workers waiting on it run their share and
- * count up `finished`; the forking thread runs share 0 and waits for `finished` to reach
- * its target.
- * Every wait spins first (pause, and yield when oversubscribed) and then sleeps on a futex, so
- * a preempted thread never leaves others spinning without end. */
+ * calls) publishes a job and bumps `generation`; workers waiting on it claim and run their share
+ * and store the generation in their own `done` word; the forking thread runs share 0, then
+ * reads the workers' `done` words in order until every share is finished.
+ *
+ * What grows with the thread count is kept off shared lines: each worker finishes by a store to
+ * its own line (no shared counter every worker increments), the static split is computed once
+ * per call (no division per share), and a dynamic job hands each thread its first task without
+ * touching the shared counter.
+ *
+ * Every wait spins first (pause, and yield when the cores are shared) and then sleeps on a
+ * futex, so a preempted thread never leaves others spinning without end; in the SPINNING mood
+ * neither workers nor the joining caller ever sleep. */
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "executor/executor_internal.h"
 
-static inline size_t split_begin(size_t n, size_t threads, size_t thread) {
-    size_t quotient = n / threads, remainder = n % threads;
-    return thread * quotient + (thread < remainder ? thread : remainder);
+/* ---- how one thread runs its share ----------------------------------------------------------- */
+
+/** A wake the forking thread has put off: the workers sleep, and a small call is over before a
+ *  woken worker would even be running. Fired once the call proves longer than that. */
+typedef struct pending_wake_t {
+    uform_executor_t *executor;
+    uint64_t deadline; /* 0: nothing pending (never put off, or fired) */
+} pending_wake_t;
+
+/* How long a call runs on the forking thread alone, with the workers asleep, before it wakes
+ * them: about what a futex wake costs the caller and the woken thread takes to start on bare
+ * metal. A call shorter than this never pays a wake; a longer one is delayed by at most this. */
+#define UFORM_WAKE_AFTER_NS 4000u
+
+typedef struct share_env_t {
+    const uform__job_t *job;
+    size_t threads;
+    _Atomic uint32_t *failure;
+    _Atomic size_t *dynamic_next;
+    uform__progress_state_t *progress;
+    const uform_executor_t *executor; /* NULL inline: nobody to notice fork() for */
+    pending_wake_t *wake;             /* the forking thread's, while a wake is put off */
+} share_env_t;
+
+static inline size_t split_begin(const uform__job_t *job, size_t thread) {
+    return thread * job->quotient + (thread < job->remainder ? thread : job->remainder);
 }
 
 static void record_failure(_Atomic uint32_t *failure, uform_status_t status) {
@@ -42,61 +73,104 @@ static void report_progress(const uform__job_t *job, uform__progress_state_t *st
     atomic_store(&state->lock, 0);
 }
 
+static void fire_wake(pending_wake_t *wake) {
+    wake->deadline = 0;
+    uform__futex_wake(uform__generation_word(wake->executor), INT_MAX);
+}
+
+/** After a callback returned: did it fork() (then this is the child, whose other threads are
+ *  gone), or has a put-off wake come due? */
+static inline bool after_callback(const share_env_t *env) {
+    if (env->executor && uform__fork_generation() != env->executor->fork_generation) {
+        record_failure(env->failure, UFORM_STATUS_FORKED);
+        return false;
+    }
+    if (env->wake && env->wake->deadline && uform__now_ns() >= env->wake->deadline) fire_wake(env->wake);
+    return true;
+}
+
 /** Runs task `i`, counting it towards progress; false when the call must stop. */
-static inline bool run_task(const uform__job_t *job, size_t i, size_t thread, _Atomic uint32_t *failure,
-                            uform__progress_state_t *progress, size_t *finished) {
-    if (atomic_load_explicit(failure, memory_order_relaxed) != UFORM_STATUS_OK) return false;
+static inline bool run_task(const share_env_t *env, size_t i, size_t thread, size_t *finished) {
+    const uform__job_t *job = env->job;
+    if (atomic_load_explicit(env->failure, memory_order_relaxed) != UFORM_STATUS_OK) return false;
     uform_status_t status = ((uform_task_t)job->function)(job->context, i, thread);
+    if (!after_callback(env)) return false;
     if (status != UFORM_STATUS_OK) {
-        record_failure(failure, status);
+        record_failure(env->failure, status);
         return false;
     }
     if (job->done && ++*finished == job->progress_step) {
-        report_progress(job, progress, *finished);
+        report_progress(job, env->progress, *finished);
         *finished = 0;
     }
     return true;
 }
 
-/** Runs thread `thread`'s share of `job` among `threads`. */
-static void run_share(const uform__job_t *job, size_t thread, size_t threads, _Atomic uint32_t *failure,
-                      _Atomic size_t *dynamic_next, uform__progress_state_t *progress) {
+/** The next task of a dynamic job, or SIZE_MAX when none is left. */
+static inline size_t claim_dynamic(const share_env_t *env) {
+    const uform__job_t *job = env->job;
+    if (!job->saturating) {
+        size_t i = atomic_fetch_add_explicit(env->dynamic_next, 1, memory_order_relaxed);
+        return i < job->n ? i : SIZE_MAX;
+    }
+    /* Near SIZE_MAX every thread's one claim past the end could wrap the counter to 0. */
+    size_t i = atomic_load_explicit(env->dynamic_next, memory_order_relaxed);
+    while (i < job->n)
+        if (atomic_compare_exchange_weak_explicit(env->dynamic_next, &i, i + 1, memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return i;
+    return SIZE_MAX;
+}
+
+/** Runs thread `thread`'s share of the job. */
+static void run_share(const share_env_t *env, size_t thread) {
+    const uform__job_t *job = env->job;
     size_t finished = 0;
     switch (job->kind) {
     case UFORM_JOB_FOR_N: {
-        size_t end = split_begin(job->n, threads, thread + 1);
-        for (size_t i = split_begin(job->n, threads, thread); i < end; i++)
-            if (!run_task(job, i, thread, failure, progress, &finished)) break;
+        size_t end = split_begin(job, thread + 1);
+        for (size_t i = split_begin(job, thread); i < end; i++)
+            if (!run_task(env, i, thread, &finished)) break;
         break;
     }
     case UFORM_JOB_FOR_N_DYNAMIC: {
-        for (;;) {
-            size_t i = atomic_fetch_add_explicit(dynamic_next, 1, memory_order_relaxed);
-            if (i >= job->n || !run_task(job, i, thread, failure, progress, &finished)) break;
-        }
+        /* Each thread's first task is its own (first + thread): the shared counter starts past
+         * them, so nobody touches it before running something. */
+        if (thread < job->n - job->first && !run_task(env, job->first + thread, thread, &finished)) break;
+        for (size_t i; (i = claim_dynamic(env)) != SIZE_MAX;)
+            if (!run_task(env, i, thread, &finished)) break;
         break;
     }
     case UFORM_JOB_FOR_THREADS: {
         uform_status_t status = ((uform_task_t)job->function)(job->context, thread, thread);
+        if (!after_callback(env)) break;
         if (status != UFORM_STATUS_OK)
-            record_failure(failure, status);
+            record_failure(env->failure, status);
         else
             finished = 1;
         break;
     }
     case UFORM_JOB_FOR_SLICES: {
-        size_t first = split_begin(job->n, threads, thread);
-        size_t count = split_begin(job->n, threads, thread + 1) - first;
+        size_t first = split_begin(job, thread);
+        size_t count = split_begin(job, thread + 1) - first;
         if (!count) break;
         uform_status_t status = ((uform_slice_t)job->function)(job->context, first, count, thread);
+        if (!after_callback(env)) break;
         if (status != UFORM_STATUS_OK)
-            record_failure(failure, status);
+            record_failure(env->failure, status);
         else
             finished = count;
         break;
     }
     }
-    if (job->done && finished) report_progress(job, progress, finished);
+    if (job->done && finished) report_progress(job, env->progress, finished);
+}
+
+/** Fills in what the shares need and every caller of run_share computes the same way. */
+static void prepare_job(uform__job_t *job, size_t threads) {
+    job->quotient = job->n / threads;
+    job->remainder = job->n % threads;
+    job->saturating = job->kind == UFORM_JOB_FOR_N_DYNAMIC && job->n > SIZE_MAX - 2 * threads;
 }
 
 /** A call without tasks forks nobody; its progress still ends with done == total == 0. */
@@ -105,14 +179,17 @@ static uform_status_t run_empty(const uform__job_t *job) {
     return UFORM_STATUS_OK;
 }
 
-uform_status_t uform__run_inline(const uform__job_t *job, size_t threads) {
+uform_status_t uform__run_inline(const uform__job_t *job_in, size_t threads) {
     /* The NULL executor is one thread; a job for THREADS on it runs thread 0 of 1. */
     (void)threads;
-    if (!job->total) return run_empty(job);
+    if (!job_in->total) return run_empty(job_in);
+    uform__job_t job = *job_in;
+    prepare_job(&job, 1);
     _Atomic uint32_t failure = UFORM_STATUS_OK;
-    _Atomic size_t next = 0;
+    _Atomic size_t next = job.first + 1;
     uform__progress_state_t progress = {0, 0};
-    run_share(job, 0, 1, &failure, &next, &progress);
+    share_env_t env = {&job, 1, &failure, &next, &progress, NULL, NULL};
+    run_share(&env, 0);
     return (uform_status_t)atomic_load(&failure);
 }
 
@@ -120,23 +197,23 @@ uform_status_t uform__run_inline(const uform__job_t *job, size_t threads) {
 
 /* After this long without a change a spinner starts offering its CPU (sched_yield) between
  * bursts: if the thread it waits for shares its CPU (an unpinned caller landing on a pinned
- * worker's core, or oversubscription), that thread runs at once instead of after a time slice.
- * Back-to-back calls land well inside the first, pure-pause burst. */
+ * worker's core), that thread runs at once instead of after a time slice. Back-to-back calls
+ * land well inside the first, pure-pause burst. */
 #define UFORM_PURE_SPIN_NS 4000u
 #define UFORM_YIELD_EVERY_NS 1000u
 
-/** Spins on `*word == value` for at most `budget_ns` (unbounded while `mood` is SPINNING);
- *  true if it changed meanwhile, false when the budget ran out. */
-static bool spin_while_equal(const _Atomic uint32_t *word, uint32_t value, uint64_t budget_ns, bool oversubscribed,
-                             const _Atomic uint32_t *mood_or_null) {
+/** Spins until `(*word == value) == until_equal`, for at most `budget_ns` (unbounded while
+ *  `mood_or_null` reads SPINNING); true if that happened, false when the budget ran out. */
+static bool spin_for(const _Atomic uint64_t *word, uint64_t value, bool until_equal, uint64_t budget_ns,
+                     bool shared_cores, const _Atomic uint32_t *mood_or_null) {
     uint64_t start = 0, next_yield = 0;
-    /* Oversubscribed, a spinner always shares its core with a thread that has work: yield on
-     * every turn, and read the clock every turn since a yield may last a whole time slice. */
-    unsigned clock_every = oversubscribed ? 1 : 16;
+    /* On shared cores a spinner always competes with a thread that has work: yield on every
+     * turn, and read the clock every turn since a yield may last a whole time slice. */
+    unsigned clock_every = shared_cores ? 1 : 16;
     for (unsigned spins = 1;; spins++) {
-        if (atomic_load_explicit(word, memory_order_acquire) != value) return true;
+        if ((atomic_load_explicit(word, memory_order_acquire) == value) == until_equal) return true;
         uform__cpu_relax();
-        if (oversubscribed) uform__thread_yield();
+        if (shared_cores) uform__thread_yield();
         if (spins % clock_every) continue;
         uint64_t now = uform__now_ns();
         if (!start) {
@@ -147,34 +224,38 @@ static bool spin_while_equal(const _Atomic uint32_t *word, uint32_t value, uint6
         bool spinning_mood =
             mood_or_null && atomic_load_explicit(mood_or_null, memory_order_relaxed) == UFORM_MOOD_SPINNING;
         if (!spinning_mood && now - start >= budget_ns) return false;
-        if (!oversubscribed && now >= next_yield) {
+        if (!shared_cores && now >= next_yield) {
             uform__thread_yield();
             next_yield = uform__now_ns() + UFORM_YIELD_EVERY_NS;
         }
     }
 }
 
-static void wait_for_job(uform_executor_t *executor, uint32_t seen) {
+static inline bool shares_cores(const uform_executor_t *executor) {
+    return executor->oversubscribed || atomic_load_explicit(&executor->sharing, memory_order_relaxed);
+}
+
+static void wait_for_job(uform_executor_t *executor, uint64_t seen) {
     for (;;) {
-        if (spin_while_equal(&executor->generation, seen, executor->spin_ns, executor->oversubscribed,
-                             &executor->mood))
+        if (spin_for(&executor->generation, seen, false, executor->spin_ns, shares_cores(executor),
+                     &executor->mood))
             return;
         /* Dekker with the forking thread: it bumps `generation` then reads `sleepers`; we bump
          * `sleepers` then re-read `generation`. One of us sees the other. */
         atomic_fetch_add(&executor->sleepers, 1);
         if (atomic_load(&executor->generation) == seen && atomic_load(&executor->mood) == UFORM_MOOD_PARKED)
-            uform__futex_wait((const uint32_t *)&executor->generation, seen, -1);
+            uform__futex_wait(uform__generation_word(executor), (uint32_t)seen, -1);
         atomic_fetch_sub(&executor->sleepers, 1);
     }
 }
 
-/** Takes a worker's share of `generation` if nobody has; true for whoever got it. Claims only
- *  move forward (wrap-aware): a worker holding a stale generation, having been preempted while
- *  the forking thread stole that share and moved on, must not claim a newer job's share. */
-static bool claim_share(uform__worker_t *worker, uint32_t generation) {
-    uint32_t claimed = atomic_load_explicit(&worker->claimed, memory_order_relaxed);
-    while ((int32_t)(generation - claimed) > 0)
-        if (atomic_compare_exchange_weak(&worker->claimed, &claimed, generation)) return true;
+bool uform__claim_share(_Atomic uint64_t *claimed_word, uint64_t generation) {
+    /* Claims only move forward: a worker holding a stale generation, preempted while the
+     * forking thread stole that share and moved on, must not claim a newer job's share. The
+     * generations are 64-bit, so "older" can never wrap around into "newer". */
+    uint64_t claimed = atomic_load_explicit(claimed_word, memory_order_relaxed);
+    while (generation > claimed)
+        if (atomic_compare_exchange_weak(claimed_word, &claimed, generation)) return true;
     return false;
 }
 
@@ -182,89 +263,125 @@ static bool claim_share(uform__worker_t *worker, uint32_t generation) {
  * kernel or preempted: the forking thread runs that share itself rather than wait for it. */
 #define UFORM_STEAL_AFTER_NS 4000u
 
-static void finish_share(uform_executor_t *executor) {
-    atomic_fetch_add(&executor->finished, 1);
-    if (atomic_load(&executor->joiner_sleeping)) uform__futex_wake((const uint32_t *)&executor->finished, 1);
-}
-
 /** Runs the shares no worker has claimed yet (not for FOR_THREADS: those belong to each thread). */
-static void steal_unclaimed(uform_executor_t *executor, uint32_t generation) {
-    if (executor->job.kind == UFORM_JOB_FOR_THREADS) return;
+static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, uint64_t generation) {
+    if (env->job->kind == UFORM_JOB_FOR_THREADS) return;
     for (size_t i = 1; i < executor->threads; i++) {
         uform__worker_t *worker = &executor->workers[i];
-        if (!claim_share(worker, generation)) continue;
-        run_share(&executor->job, i, executor->threads, &executor->failure, &executor->dynamic_next,
-                  &executor->progress);
-        atomic_fetch_add(&executor->finished, 1); /* we are the joiner: no wake needed */
+        if (!uform__claim_share(&worker->claimed, generation)) continue;
+        run_share(env, i);
+        atomic_store_explicit(&worker->done, generation, memory_order_release); /* we are the joiner */
     }
 }
 
-static void wait_for_workers(uform_executor_t *executor, uint32_t generation, bool workers_were_asleep) {
-    /* Workers that slept take a hypervisor's or scheduler's wake-up (tens of microseconds on a
-     * VM); do their shares now instead. */
-    if (workers_were_asleep) steal_unclaimed(executor, generation);
-    bool stolen = workers_were_asleep;
+static bool forked(const uform_executor_t *executor) {
+    return uform__fork_generation() != executor->fork_generation;
+}
+
+/** Waits until every worker's share of `generation` is done; FORKED in a fork()ed child. */
+static uform_status_t join_workers(uform_executor_t *executor, const share_env_t *env, uint64_t generation,
+                                   bool stolen) {
+    size_t threads = executor->threads, next = 1; /* shares [1, next) are known done */
     for (;;) {
-        uint32_t finished = atomic_load_explicit(&executor->finished, memory_order_acquire);
-        if ((int32_t)(finished - executor->finished_target) >= 0) return;
+        while (next < threads &&
+               atomic_load_explicit(&executor->workers[next].done, memory_order_acquire) == generation)
+            next++;
+        if (next == threads) return UFORM_STATUS_OK;
+        if (forked(executor)) return UFORM_STATUS_FORKED; /* a callback forked: this is the child */
         uint64_t budget = stolen ? executor->spin_ns : UFORM_STEAL_AFTER_NS;
-        if (spin_while_equal(&executor->finished, finished, budget, executor->oversubscribed, NULL)) continue;
+        if (spin_for(&executor->workers[next].done, generation, true, budget, shares_cores(executor), NULL))
+            continue;
         if (!stolen) {
-            steal_unclaimed(executor, generation);
+            steal_unclaimed(executor, env, generation);
             stolen = true;
             continue;
         }
+        /* SPINNING: the caller never sleeps either; spin on in bounded bursts, so a fork()ed
+         * child still notices it is one. */
+        if (atomic_load_explicit(&executor->mood, memory_order_relaxed) == UFORM_MOOD_SPINNING) continue;
+        uint32_t word = atomic_load(&executor->join_word);
         atomic_store(&executor->joiner_sleeping, 1);
-        finished = atomic_load(&executor->finished);
-        if ((int32_t)(finished - executor->finished_target) < 0)
-            uform__futex_wait((const uint32_t *)&executor->finished, finished, -1);
+        bool pending = atomic_load(&executor->workers[next].done) != generation;
+        if (pending) uform__futex_wait((const uint32_t *)&executor->join_word, word, -1);
         atomic_store(&executor->joiner_sleeping, 0);
     }
 }
 
 static bool same_job(const uform__job_t *a, const uform__job_t *b) {
-    return a->kind == b->kind && a->n == b->n && a->function == b->function && a->context == b->context &&
-           a->progress == b->progress && a->progress_context == b->progress_context && a->done == b->done &&
-           a->total == b->total && a->progress_step == b->progress_step;
+    return a->kind == b->kind && a->n == b->n && a->first == b->first && a->function == b->function &&
+           a->context == b->context && a->progress == b->progress && a->progress_context == b->progress_context &&
+           a->done == b->done && a->total == b->total && a->progress_step == b->progress_step &&
+           a->quotient == b->quotient && a->remainder == b->remainder && a->saturating == b->saturating;
 }
 
 /* ---- the two sides ------------------------------------------------------------------------ */
 
+/** True if `cpu` is one the executor reserved for its threads (slot 0 included). */
+static bool reserved_cpu(const uform_executor_t *executor, int32_t cpu) {
+    size_t reserved = executor->threads < executor->cpu_count ? executor->threads : executor->cpu_count;
+    for (size_t i = 0; i < reserved; i++)
+        if (executor->cpus[i] == cpu) return true;
+    return false;
+}
+
 /* The forking thread is the user's and is never pinned; if the scheduler moved it onto a core
  * where one of our pinned workers lives, the two would take turns on one core while another
- * idles. Swap that worker onto the core the forking thread left. Rare (a migration), one
- * syscall; the check is a read of the rseq CPU id. */
+ * idles. Swap that worker onto the core the forking thread left, but only if that core is one
+ * of ours: a worker never leaves its executor's domains (nor lands on another executor's core)
+ * to follow a caller. Rare (a migration), one syscall; the check is a read of the rseq CPU id. */
 static void follow_forking_thread(uform_executor_t *executor) {
     int current = uform__current_cpu();
     if (current < 0 || current == executor->slot0_cpu) return;
+    bool left_ours = executor->slot0_cpu >= 0 && reserved_cpu(executor, executor->slot0_cpu);
     for (size_t i = 1; i < executor->threads; i++) {
         uform__worker_t *worker = &executor->workers[i];
         if (worker->cpu != current) continue;
-        if (executor->slot0_cpu >= 0 && uform__thread_pin(worker->thread, executor->slot0_cpu))
-            worker->cpu = executor->slot0_cpu;
+        if (!left_ours) return; /* keep slot 0 on a core of ours: the next migration may fix it */
+        if (uform__thread_pin(worker->thread, executor->slot0_cpu)) worker->cpu = executor->slot0_cpu;
         break;
     }
     executor->slot0_cpu = current;
 }
 
-uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job) {
+uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job_in) {
     size_t threads = executor->threads;
-    if (threads == 1 || !job->total) return uform__run_inline(job, 1);
+    if (threads == 1 || !job_in->total) return uform__run_inline(job_in, 1);
     if (!executor->oversubscribed) follow_forking_thread(executor);
+    uform__job_t job = *job_in;
+    prepare_job(&job, threads);
     /* Rewrite the job only if it changed: a loop calling the same function leaves the line
      * shared in every worker's cache, saving one transfer per call. */
-    if (!same_job(&executor->job, job)) executor->job = *job;
+    if (!same_job(&executor->job, &job)) executor->job = job;
     /* Touch only the lines this job needs: every store here is a line the workers re-fetch. */
     if (atomic_load_explicit(&executor->failure, memory_order_relaxed) != UFORM_STATUS_OK)
         atomic_store_explicit(&executor->failure, UFORM_STATUS_OK, memory_order_relaxed);
-    if (job->kind == UFORM_JOB_FOR_N_DYNAMIC) atomic_store_explicit(&executor->dynamic_next, 0, memory_order_relaxed);
-    if (job->progress) atomic_store_explicit(&executor->progress.reported, 0, memory_order_relaxed);
-    executor->finished_target += (uint32_t)(threads - 1);
-    uint32_t generation = atomic_fetch_add(&executor->generation, 1) + 1; /* publishes the job (seq_cst) */
+    if (job.kind == UFORM_JOB_FOR_N_DYNAMIC) {
+        size_t own = job.n - job.first < threads ? job.n - job.first : threads;
+        atomic_store_explicit(&executor->dynamic_next, job.first + own, memory_order_relaxed);
+    }
+    if (job.progress) atomic_store_explicit(&executor->progress.reported, 0, memory_order_relaxed);
+    uint64_t generation = atomic_fetch_add(&executor->generation, 1) + 1; /* publishes the job (seq_cst) */
+
+    pending_wake_t wake = {executor, 0};
+    share_env_t env = {&executor->job, threads, &executor->failure, &executor->dynamic_next, &executor->progress,
+                       executor, NULL};
     bool asleep = atomic_load(&executor->sleepers) != 0;
-    if (asleep) uform__futex_wake((const uint32_t *)&executor->generation, INT_MAX);
-    run_share(&executor->job, 0, threads, &executor->failure, &executor->dynamic_next, &executor->progress);
-    wait_for_workers(executor, generation, asleep);
+    if (asleep) {
+        /* A loop of tasks can find out on the way whether it is long enough to need the
+         * sleepers; a single callback per share (threads, slices) cannot, so wake at once. */
+        if (job.kind == UFORM_JOB_FOR_N || job.kind == UFORM_JOB_FOR_N_DYNAMIC) {
+            wake.deadline = uform__now_ns() + UFORM_WAKE_AFTER_NS;
+            env.wake = &wake;
+        } else {
+            uform__futex_wake(uform__generation_word(executor), INT_MAX);
+        }
+    }
+    run_share(&env, 0);
+    /* Workers that slept take a hypervisor's or scheduler's wake-up (tens of microseconds on a
+     * VM); do their shares now instead (firing the wake if that proves long). */
+    if (asleep) steal_unclaimed(executor, &env, generation);
+    uform_status_t joined = join_workers(executor, &env, generation, asleep);
+    if (joined != UFORM_STATUS_OK) return joined;
     return (uform_status_t)atomic_load_explicit(&executor->failure, memory_order_relaxed);
 }
 
@@ -273,19 +390,30 @@ void (*_Atomic uform__test_before_claim)(size_t worker); /* static storage: star
 void *uform__worker_main(void *argument) {
     uform__worker_t *worker = argument;
     uform_executor_t *executor = worker->executor;
-    uform__current_executor = executor;
+    uform__membership_t membership;
+    uform__membership_push(&membership, executor);
+    share_env_t env = {&executor->job, executor->threads, &executor->failure, &executor->dynamic_next,
+                       &executor->progress, executor, NULL};
     /* Workers start before the executor is returned, so no job precedes generation 0. */
-    uint32_t seen = 0;
+    uint64_t seen = 0;
     for (;;) {
         wait_for_job(executor, seen);
         seen = atomic_load_explicit(&executor->generation, memory_order_acquire);
         if (atomic_load_explicit(&executor->stopping, memory_order_acquire)) break;
         void (*hook)(size_t) = atomic_load_explicit(&uform__test_before_claim, memory_order_relaxed);
         if (hook) hook(worker->index);
-        if (!claim_share(worker, seen)) continue; /* the forking thread ran it meanwhile */
-        run_share(&executor->job, worker->index, executor->threads, &executor->failure, &executor->dynamic_next,
-                  &executor->progress);
-        finish_share(executor);
+        if (!uform__claim_share(&worker->claimed, seen)) continue; /* the forking thread ran it meanwhile */
+        run_share(&env, worker->index);
+        /* A callback fork()ed and this is the child: no caller waits for this thread here, and
+         * nothing of the parent's runs. End the child, as documented, instead of idling forever. */
+        if (forked(executor)) _exit(UFORM_FORKED_CHILD_EXIT_);
+        /* Dekker with a joiner going to sleep: it sets `joiner_sleeping` then re-reads `done`. */
+        atomic_store(&worker->done, seen);
+        if (atomic_load(&executor->joiner_sleeping)) {
+            atomic_fetch_add(&executor->join_word, 1);
+            uform__futex_wake((const uint32_t *)&executor->join_word, 1);
+        }
     }
+    uform__membership_pop(&membership);
     return NULL;
 }

@@ -1,11 +1,30 @@
-/* The one-call-at-a-time rule. A synchronous call takes the executor with a single CAS when
- * nothing is queued or waiting (the fork-join fast path); everything else (waiting for earlier
- * deferred calls, the leader waiting for a synchronous call, drains, free) goes through the
- * mutex, where sleeping is allowed. A second thread's synchronous call never waits: it gets
- * CONTENDED. The WAITERS bit is set while anyone sleeps on `changed`, so a releaser on the
- * fast path knows it must broadcast. */
+/* The one-call-at-a-time rule, and who is inside the API.
+ *
+ * One 32-bit word, `hold`, carries both: flag bits (below UFORM_HOLD_FLAGS) say who may fork
+ * the workers now, and the bits above count the threads inside the API on this executor
+ * (ENTERED units). A synchronous call enters and takes the executor with a single CAS when
+ * nothing is queued or waiting (the fork-join fast path), and releases and leaves with another.
+ * Everything else (waiting for earlier deferred calls, the leader waiting for a synchronous call,
+ * drains, free) goes through the mutex, where sleeping is allowed. A second thread's synchronous
+ * call never waits: it gets CONTENDED.
+ *
+ * Why the count: uform_executor_free releases the mutex and the memory. A thread that is still
+ * between a check and its last touch of the executor (a verb between its CLOSING check and its
+ * hold, a finishing call about to broadcast, a drain waking its workers) would touch freed
+ * memory. Free therefore waits, under the mutex, until it is the only thread counted in; a thread
+ * leaving while CLOSING is set counts itself out under the mutex and broadcasts, so once free sees
+ * the count drop, the leaver's last touch (its unlock) is behind it. POSIX makes destroying a
+ * mutex right after another thread unlocked it safe, which is all free relies on. */
 #include "core/error.h"
 #include "executor/executor_internal.h"
+
+void (*_Atomic uform__test_before_leave)(void); /* static storage: starts NULL */
+
+static inline _Atomic uint32_t *hold_of(const uform_executor_t *executor) {
+    return (_Atomic uint32_t *)&executor->hold; /* counting in is no change to the executor's value */
+}
+
+static uint32_t entered(uint32_t hold) { return hold / UFORM_HOLD_ENTERED; }
 
 static bool condition_holds(uform_executor_t *executor, uform__wait_t what, uint64_t target) {
     uint32_t hold = atomic_load(&executor->hold);
@@ -18,6 +37,9 @@ static bool condition_holds(uform_executor_t *executor, uform__wait_t what, uint
         return !(hold & UFORM_HOLD_SYNC) && !((hold & UFORM_HOLD_CLAIM) && target > executor->claim_target);
     case UFORM_WAIT_IDLE:
         return executor->completed >= target && !(hold & (UFORM_HOLD_SYNC | UFORM_HOLD_CLAIM));
+    case UFORM_WAIT_CLOSED:
+        return executor->completed >= target && !(hold & (UFORM_HOLD_SYNC | UFORM_HOLD_CLAIM)) &&
+               entered(hold) == 1;
     }
     return true;
 }
@@ -30,27 +52,70 @@ void uform__wait_locked(uform_executor_t *executor, uform__wait_t what, uint64_t
     if (--executor->waiters == 0) atomic_fetch_and(&executor->hold, ~(uint32_t)UFORM_HOLD_WAITERS);
 }
 
-static uform_status_t closing_error(void) {
-    return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "the executor is being freed by another thread");
+static uform_status_t closing_error(const char *verb) {
+    return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the executor is being freed by another thread", verb);
 }
 
-uform_status_t uform__hold_sync(uform_executor_t *executor) {
-    uint32_t expected = 0;
-    if (atomic_load_explicit(&executor->outstanding, memory_order_acquire) == 0 &&
-        atomic_compare_exchange_strong(&executor->hold, &expected, UFORM_HOLD_SYNC))
+uint32_t uform__enter(const uform_executor_t *executor) {
+    return atomic_fetch_add(hold_of(executor), UFORM_HOLD_ENTERED);
+}
+
+/** Subtracts `amount` (ENTERED, plus any hold bits the leaver owns) from the word; under the
+ *  mutex with a broadcast when someone may be waiting for it (WAITERS or CLOSING). */
+static void leave_with(const uform_executor_t *constant, uint32_t amount) {
+    uform_executor_t *executor = (uform_executor_t *)constant;
+    void (*hook)(void) = atomic_load_explicit(&uform__test_before_leave, memory_order_relaxed);
+    if (hook) hook();
+    uint32_t hold = atomic_load_explicit(&executor->hold, memory_order_relaxed);
+    for (;;) {
+        if (hold & (UFORM_HOLD_WAITERS | UFORM_HOLD_CLOSING)) {
+            /* CLOSING is sticky and set under the mutex, so free cannot see the count drop
+             * before we unlock: our last touch of the executor is that unlock. */
+            pthread_mutex_lock(&executor->lock);
+            atomic_fetch_sub(&executor->hold, amount);
+            pthread_cond_broadcast(&executor->changed);
+            pthread_mutex_unlock(&executor->lock);
+            return;
+        }
+        if (atomic_compare_exchange_weak_explicit(&executor->hold, &hold, hold - amount, memory_order_release,
+                                                  memory_order_relaxed))
+            return;
+    }
+}
+
+void uform__leave(const uform_executor_t *executor) { leave_with(executor, UFORM_HOLD_ENTERED); }
+
+uform_status_t uform__enter_call(const uform_executor_t *executor, const char *verb) {
+    if (uform__enter(executor) & UFORM_HOLD_CLOSING) {
+        uform__leave(executor);
+        return closing_error(verb);
+    }
+    return UFORM_STATUS_OK;
+}
+
+uform_status_t uform__hold_sync(uform_executor_t *executor, const char *verb) {
+    /* Fast path: nothing queued, no flag set: enter and hold in one CAS. */
+    uint32_t hold = atomic_load_explicit(&executor->hold, memory_order_relaxed);
+    if (!(hold & UFORM_HOLD_FLAGS) && atomic_load_explicit(&executor->outstanding, memory_order_acquire) == 0 &&
+        atomic_compare_exchange_strong(&executor->hold, &hold, hold + UFORM_HOLD_ENTERED + UFORM_HOLD_SYNC))
         return UFORM_STATUS_OK;
 
+    uform_status_t status = uform__enter_call(executor, verb);
+    if (status != UFORM_STATUS_OK) return status;
     pthread_mutex_lock(&executor->lock);
-    uint32_t hold = atomic_load(&executor->hold);
+    hold = atomic_load(&executor->hold);
     for (;;) {
         if (hold & UFORM_HOLD_CLOSING) {
             pthread_mutex_unlock(&executor->lock);
-            return closing_error();
+            uform__leave(executor);
+            return closing_error(verb);
         }
         if (hold & (UFORM_HOLD_SYNC | UFORM_HOLD_CLAIM)) {
             pthread_mutex_unlock(&executor->lock);
+            uform__leave(executor);
             return uform__fail(UFORM_STATUS_CONTENDED,
-                               "another thread's call holds this executor (an executor runs one call at a time)");
+                               "%s: another thread's call holds this executor (an executor runs one call at a time)",
+                               verb);
         }
         if (atomic_compare_exchange_weak(&executor->hold, &hold, hold | UFORM_HOLD_CLAIM)) break;
     }
@@ -61,7 +126,8 @@ uform_status_t uform__hold_sync(uform_executor_t *executor) {
         atomic_fetch_and(&executor->hold, ~(uint32_t)UFORM_HOLD_CLAIM);
         pthread_cond_broadcast(&executor->changed);
         pthread_mutex_unlock(&executor->lock);
-        return closing_error();
+        uform__leave(executor);
+        return closing_error(verb);
     }
     while (!atomic_compare_exchange_weak(&executor->hold, &hold, (hold & ~(uint32_t)UFORM_HOLD_CLAIM) | UFORM_HOLD_SYNC)) {
     }
@@ -69,14 +135,7 @@ uform_status_t uform__hold_sync(uform_executor_t *executor) {
     return UFORM_STATUS_OK;
 }
 
-void uform__release_sync(uform_executor_t *executor) {
-    uint32_t previous = atomic_fetch_and(&executor->hold, ~(uint32_t)UFORM_HOLD_SYNC);
-    if (previous & UFORM_HOLD_WAITERS) {
-        pthread_mutex_lock(&executor->lock);
-        pthread_cond_broadcast(&executor->changed);
-        pthread_mutex_unlock(&executor->lock);
-    }
-}
+void uform__release_sync(uform_executor_t *executor) { leave_with(executor, UFORM_HOLD_ENTERED + UFORM_HOLD_SYNC); }
 
 void uform__hold_leader_locked(uform_executor_t *executor, uint64_t sequence) {
     for (;;) {

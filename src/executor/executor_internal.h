@@ -25,6 +25,7 @@ typedef enum uform__job_kind_t {
 typedef struct uform__job_t {
     uform__job_kind_t kind;
     size_t n;
+    size_t first; /* dynamic jobs run tasks [first, n): 0 for the public verbs, a seam for tests */
     void *function; /* uform_task_t or uform_slice_t, by kind */
     void *context;
     uform_progress_t progress;
@@ -32,6 +33,11 @@ typedef struct uform__job_t {
     _Atomic size_t *done; /* NULL when nobody watches progress */
     size_t total;
     size_t progress_step; /* publish `done` every this many tasks */
+    /* The static split, computed once per call by the forking thread so no share divides. */
+    size_t quotient, remainder;
+    /* Dynamic jobs whose counter could pass SIZE_MAX (n within 2 x threads of it) claim with a
+     * bounded CAS instead of fetch_add, so the counter never wraps onto task 0. */
+    bool saturating;
 } uform__job_t;
 
 /** Serialises progress reports so they arrive one at a time and never go backwards. */
@@ -40,33 +46,42 @@ typedef struct uform__progress_state_t {
     _Atomic size_t reported; /* written under `lock`, read without it to skip needless tries */
 } uform__progress_state_t;
 
-/** Hold bits: who may fork the workers right now (see executor_hold.c). */
+/** Hold bits: who may fork the workers right now (see executor_hold.c). The bits above
+ *  UFORM_HOLD_FLAGS count the threads inside the API on this executor (ENTERED units), so that
+ *  free waits for every one of them before releasing the memory they touch. */
 enum {
     UFORM_HOLD_SYNC = 1u,    /* a thread's synchronous call runs */
     UFORM_HOLD_CLAIM = 2u,   /* a thread's synchronous call waits for deferred calls to finish */
     UFORM_HOLD_LEADER = 4u,  /* the executor's own leader thread runs a deferred call */
     UFORM_HOLD_WAITERS = 8u, /* someone sleeps on `changed` (see executor_hold.c) */
-    UFORM_HOLD_CLOSING = 16u /* uform_executor_free has begun: no new calls */
+    UFORM_HOLD_CLOSING = 16u, /* uform_executor_free has begun: no new calls */
+    UFORM_HOLD_FLAGS = 0xFFu,
+    UFORM_HOLD_ENTERED = 0x100u /* one thread inside the API (counted, not a flag) */
 };
 
 /** What a thread sleeping on `changed` waits for (see executor_hold.c). */
 typedef enum uform__wait_t {
     UFORM_WAIT_CLAIM,  /* a synchronous call: deferred calls up to `target` done, leader off */
     UFORM_WAIT_LEADER, /* the leader, for deferred call `target`: no synchronous call in its way */
-    UFORM_WAIT_IDLE    /* drain and free: deferred calls up to `target` done, no synchronous call */
+    UFORM_WAIT_IDLE,   /* drain: deferred calls up to `target` done, no synchronous call */
+    UFORM_WAIT_CLOSED  /* free: idle, and no other thread left inside the API (ENTERED == 1) */
 } uform__wait_t;
 
 typedef struct uform__worker_t {
     /* The generation whose share was taken, by the worker or by the forking thread stealing it
      * from a worker that is asleep or preempted. On the worker's own line: claiming its share is
      * an uncontended CAS in the common case. */
-    alignas(UFORM_LINE_) _Atomic uint32_t claimed;
+    alignas(UFORM_LINE_) _Atomic uint64_t claimed;
+    /* The generation whose share is finished, stored by whoever ran it. The joiner reads one
+     * such word per worker instead of every worker adding to one shared counter. */
+    _Atomic uint64_t done;
     struct uform_executor_t *executor;
     size_t index; /* 0 is the deferred-call leader, 1.. are fork-join workers */
     uform__thread_t thread;
     bool started;
     int32_t node;  /* NUMA node its scratch lives on */
     int32_t cpu;   /* the CPU it is pinned to, -1 when pinned to a set or not at all */
+    bool reserved; /* `cpu` is counted in the process-wide placement (executor_placement.c) */
     void *scratch; /* grown to the high-water mark */
     size_t scratch_bytes;
 } uform__worker_t;
@@ -88,6 +103,9 @@ struct uform_executor_t {
     uform_cpu_class_t cpu_class;
     uint32_t fork_generation;
     bool oversubscribed; /* more threads than cores: spin loops yield */
+    /* Another live executor pins threads on our cores too (executor_placement.c): spin loops
+     * yield as when oversubscribed. Set and cleared as executors come and go. */
+    _Atomic bool sharing;
     uint64_t spin_ns;
     int32_t *nodes;
     size_t node_count;
@@ -96,25 +114,25 @@ struct uform_executor_t {
     uform__worker_t *workers; /* `threads` entries */
     size_t deferred_limit;
     int32_t slot0_cpu; /* the CPU left for thread 0 (the forking thread); moves with it */
+    struct uform_executor_t *placement_next; /* the live executors, under the placement lock */
+    bool placed;                             /* counted in the placement registry */
 
     /* ---- the published job, written by the forking thread before `generation` moves ---- */
     alignas(UFORM_LINE_) uform__job_t job;
-    alignas(UFORM_LINE_) _Atomic uint32_t generation;
+    /* 64-bit: a worker's stale claim can never compare as newer, however many calls pass. The
+     * futex sleeps on its low word (uform__generation_word). */
+    alignas(UFORM_LINE_) _Atomic uint64_t generation;
     _Atomic uint32_t sleepers; /* workers inside futex_wait on generation: read right after the bump */
     _Atomic bool stopping;
     alignas(UFORM_LINE_) _Atomic uint32_t mood; /* read by spinning workers, written by drains */
-    /* Shares finished, ever (wrapping), counted up by workers and by the forking thread when it
-     * runs a stolen share. The forking thread compares it with its private `finished_target`
-     * instead of resetting a countdown each call, which would cost one more line transfer. */
-    alignas(UFORM_LINE_) _Atomic uint32_t finished;
-    _Atomic uint32_t joiner_sleeping;
+    /* The joiner announces here that it sleeps; a finishing worker then bumps `join_word` and
+     * wakes it. Read by every worker once per share, written only when the joiner sleeps. */
+    alignas(UFORM_LINE_) _Atomic uint32_t joiner_sleeping;
+    _Atomic uint32_t join_word;
     alignas(UFORM_LINE_) _Atomic size_t dynamic_next; /* touched only by dynamic jobs */
     alignas(UFORM_LINE_) _Atomic uint32_t failure;   /* first non-OK status; written only on failure */
     alignas(UFORM_LINE_) uform__progress_state_t progress;
     alignas(UFORM_LINE_) _Atomic uint32_t hold;
-    /* `finished` once the current job is done: the holder's alone, so it lives on the holder's
-     * line, away from the read-only fields every worker reads. */
-    uint32_t finished_target;
     _Atomic size_t outstanding; /* queued + running deferred calls: read with `hold` on every call */
 
     /* ---- slow path: deferred calls, drains, contention waits ---- */
@@ -129,35 +147,84 @@ struct uform_executor_t {
     _Atomic size_t progress_done_sync; /* progress counter of synchronous calls */
 };
 
-/* executor_hold.c: the one-call-at-a-time rule */
-uform_status_t uform__hold_sync(uform_executor_t *executor);
+/* executor_hold.c: the one-call-at-a-time rule, and who is inside the API */
+/** Counts the calling thread in (ENTERED) without any check: free waits until it leaves.
+ *  Returns the hold word as it was. */
+uint32_t uform__enter(const uform_executor_t *executor);
+/** Counts it in, or refuses with INVALID_ARGUMENT (left again) once free has begun. */
+uform_status_t uform__enter_call(const uform_executor_t *executor, const char *verb);
+/** Counts the calling thread out; wakes a waiting free when it was the last. */
+void uform__leave(const uform_executor_t *executor);
+/** Enters and takes the executor for a synchronous call; CONTENDED, or INVALID_ARGUMENT
+ *  once free has begun (not entered then). */
+uform_status_t uform__hold_sync(uform_executor_t *executor, const char *verb);
+/** Releases a synchronous call's hold and leaves, in one step. */
 void uform__release_sync(uform_executor_t *executor);
 void uform__hold_leader_locked(uform_executor_t *executor, uint64_t sequence);
 /** Sleeps on `changed` (the lock held) until `what` is true for `target`. */
 void uform__wait_locked(uform_executor_t *executor, uform__wait_t what, uint64_t target);
 void uform__release_leader(uform_executor_t *executor);
 
+/* executor_membership.c: which executors the calling thread is running callbacks for */
+/** One link of a thread's chain: a worker's whole life, or one synchronous call's duration. */
+typedef struct uform__membership_t {
+    const uform_executor_t *executor;
+    struct uform__membership_t *outer;
+} uform__membership_t;
+void uform__membership_push(uform__membership_t *link, const uform_executor_t *executor);
+void uform__membership_pop(uform__membership_t *link);
+/** True if the calling thread runs a callback of `executor`, however many other executors'
+ *  calls are nested in between (X's worker calls Y, whose callback calls X). */
+bool uform__thread_belongs_to(const uform_executor_t *executor);
+
 /* executor_fork_join.c: runs a job on every thread, the forking thread as thread 0 */
+/** FORKED if a callback fork()ed and this is the child: the call stops at once. */
 uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job);
 /** Runs a job entirely on the calling thread as thread 0 of 1 (the NULL executor, n tiny). */
 uform_status_t uform__run_inline(const uform__job_t *job, size_t threads);
 void *uform__worker_main(void *argument);
+/** Takes a worker's share of `generation` if nobody has; true for whoever got it. */
+bool uform__claim_share(_Atomic uint64_t *claimed, uint64_t generation);
 /** Tests only: called by a worker between seeing a job and claiming its share, to widen the
  *  window in which the forking thread steals it. NULL in production (one predictable branch). */
 extern void (*_Atomic uform__test_before_claim)(size_t worker);
+/** Tests only: called by a thread leaving the API (before it counts itself out), to widen the
+ *  window in which uform_executor_free could release what it is about to touch. */
+extern void (*_Atomic uform__test_before_leave)(void);
+/** A thread of this executor in a fork()ed child that returns from a callback into uform has
+ *  no caller to return to: it ends the child with this exit status (documented in executor.h). */
+#define UFORM_FORKED_CHILD_EXIT_ 87
+/** The low 32 bits of the generation, the futex word workers sleep on. */
+static inline const uint32_t *uform__generation_word(const uform_executor_t *executor) {
+    const uint32_t *halves = (const uint32_t *)&executor->generation;
+    return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? &halves[0] : &halves[1];
+}
+
+/* executor_verbs.c */
+/** Tests only: a dynamic parallel-for over [first, n), to reach counter values near SIZE_MAX. */
+uform_status_t uform__test_for_n_dynamic_from(uform_executor_t *executor, size_t first, size_t n, uform_task_t task,
+                                              void *context);
 
 /* executor_deferred.c */
 uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__job_t *job, uform_deferred_t **out);
 void *uform__leader_main(void *argument);
 
-/* executor_ram.c */
+/* executor_placement.c: process-wide placement of pinned threads */
 struct uform__topology_t;
+/** Orders `executor->cpus` so the cores no other live executor pins come first, and records
+ *  the executor; sets `sharing` on every executor whose cores now overlap. */
+void uform__placement_join(uform_executor_t *executor);
+/** Forgets the executor's cores; executors left alone on theirs stop `sharing`. */
+void uform__placement_leave(uform_executor_t *executor);
+/** Tests only: how many live executors reserve `cpu` (slot 0 or a pinned worker). */
+size_t uform__placement_users(int32_t cpu);
+
+/* executor_ram.c */
 /** Checks memory domains, class pin and deferred limit as every executor constructor must. */
 uform_status_t uform__validate_ram_arguments(const int32_t *domains, size_t count, uform_cpu_class_t cpu_class,
                                              size_t deferred_limit, const char *verb,
                                              const struct uform__topology_t **topology_out);
 /** FORKED if inherited across fork(), INVALID_ARGUMENT if called from inside its own callback. */
 uform_status_t uform__executor_usable(const uform_executor_t *executor, const char *verb);
-extern _Thread_local const uform_executor_t *uform__current_executor;
 
 #endif

@@ -11,8 +11,6 @@
 #include "executor/executor_internal.h"
 #include "hardware/topology.h"
 
-_Thread_local const uform_executor_t *uform__current_executor = NULL;
-
 #define UFORM_DEFERRED_LIMIT_MAX 65536
 #define UFORM_SPIN_DEFAULT_US 50
 
@@ -21,7 +19,7 @@ uform_status_t uform__executor_usable(const uform_executor_t *executor, const ch
         return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do not "
                                                 "exist in this process",
                            verb);
-    if (uform__current_executor == executor)
+    if (uform__thread_belongs_to(executor))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: called from inside one of this executor's own callbacks", verb);
     return UFORM_STATUS_OK;
@@ -107,15 +105,8 @@ static uform_status_t place_cpus(uform_executor_t *executor, const uform__topolo
             if (round < chosen[i]->cpu_count) executor->cpus[placed++] = chosen[i]->cpus[round];
     executor->cpu_count = total;
     uform__deallocate(chosen);
-    /* Thread 0 is the calling thread, which we never pin. Give it the slot of the CPU it runs on
-     * now, so the pinned workers take the other cores instead of landing on the caller's. */
-    int current = uform__current_cpu();
-    for (size_t i = 1; i < total; i++)
-        if (executor->cpus[i] == current) {
-            executor->cpus[i] = executor->cpus[0];
-            executor->cpus[0] = current;
-            break;
-        }
+    /* The order within the domains (free cores first, the caller's core in slot 0) is settled
+     * process-wide by uform__placement_join once the thread count is known. */
     return UFORM_STATUS_OK;
 }
 
@@ -140,7 +131,7 @@ static void release_memory(uform_executor_t *executor) {
 static void stop_threads(uform_executor_t *executor) {
     atomic_store(&executor->stopping, true);
     atomic_fetch_add(&executor->generation, 1);
-    uform__futex_wake((const uint32_t *)&executor->generation, INT_MAX);
+    uform__futex_wake(uform__generation_word(executor), INT_MAX);
     pthread_mutex_lock(&executor->lock);
     pthread_cond_broadcast(&executor->queued);
     pthread_mutex_unlock(&executor->lock);
@@ -186,6 +177,7 @@ uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memo
     executor->spin_ns = spin_budget_ns();
     executor->deferred_limit = deferred_limit ? deferred_limit : UFORM_DEFERRED_LIMIT_DEFAULT;
     atomic_init(&executor->mood, UFORM_MOOD_PARKED);
+    uform__placement_join(executor); /* orders executor->cpus: before any thread is pinned */
     pthread_mutex_init(&executor->lock, NULL);
     pthread_cond_init(&executor->changed, NULL);
     pthread_cond_init(&executor->queued, NULL);
@@ -193,6 +185,7 @@ uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memo
     executor->workers = uform__allocate_aligned(UFORM_LINE_, threads * sizeof *executor->workers);
     if (executor->workers) memset(executor->workers, 0, threads * sizeof *executor->workers);
     if (!executor->queue || !executor->workers) {
+        uform__placement_leave(executor);
         release_memory(executor);
         return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: %zu threads", verb, threads);
     }
@@ -221,6 +214,7 @@ uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memo
     }
     if (status != UFORM_STATUS_OK) {
         stop_threads(executor);
+        uform__placement_leave(executor);
         pthread_mutex_destroy(&executor->lock);
         pthread_cond_destroy(&executor->changed);
         pthread_cond_destroy(&executor->queued);
@@ -259,6 +253,9 @@ uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t moo
     if (status != UFORM_STATUS_OK || !executor) return status;
     status = uform__executor_usable(executor, "uform_executor_drain");
     if (status != UFORM_STATUS_OK) return status;
+    /* Counted in until the last touch below, so a free racing this drain waits for it. */
+    status = uform__enter_call(executor, "uform_executor_drain");
+    if (status != UFORM_STATUS_OK) return status;
     pthread_mutex_lock(&executor->lock);
     uform__wait_locked(executor, UFORM_WAIT_IDLE, executor->submitted);
     pthread_mutex_unlock(&executor->lock);
@@ -268,11 +265,12 @@ uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t moo
      * (bounded: a worker descheduled for long is left to the next call's wake). */
     if (previous != (uint32_t)mood && mood == UFORM_MOOD_SPINNING) {
         for (int attempt = 0; attempt < 1000; attempt++) {
-            uform__futex_wake((const uint32_t *)&executor->generation, INT_MAX);
+            uform__futex_wake(uform__generation_word(executor), INT_MAX);
             if (!atomic_load(&executor->sleepers)) break;
             uform__thread_yield();
         }
     }
+    uform__leave(executor);
     return UFORM_STATUS_OK;
 }
 
@@ -285,18 +283,24 @@ uform_status_t uform_executor_free(uform_executor_t *executor) {
         return uform__fail(UFORM_STATUS_FORKED,
                            "uform_executor_free: executor inherited across fork(); memory released, no threads joined");
     }
-    if (uform__current_executor == executor)
+    if (uform__thread_belongs_to(executor))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "uform_executor_free: called from inside one of this executor's own callbacks");
+    /* Counted in like any caller: a second free racing this one is one more thread to wait for. */
+    uform__enter(executor);
     pthread_mutex_lock(&executor->lock);
     if (atomic_fetch_or(&executor->hold, UFORM_HOLD_CLOSING) & UFORM_HOLD_CLOSING) {
         pthread_mutex_unlock(&executor->lock);
+        uform__leave(executor);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_executor_free: already being freed by another thread");
     }
     pthread_cond_broadcast(&executor->changed); /* a claiming synchronous call gives up */
-    uform__wait_locked(executor, UFORM_WAIT_IDLE, executor->submitted);
+    /* Every queued call runs, every thread inside the API (a call finishing, a verb refused,
+     * a drain, a second free) has counted itself out: nobody touches the executor after this. */
+    uform__wait_locked(executor, UFORM_WAIT_CLOSED, executor->submitted);
     pthread_mutex_unlock(&executor->lock);
     stop_threads(executor);
+    uform__placement_leave(executor);
     pthread_mutex_destroy(&executor->lock);
     pthread_cond_destroy(&executor->changed);
     pthread_cond_destroy(&executor->queued);
@@ -304,12 +308,27 @@ uform_status_t uform_executor_free(uform_executor_t *executor) {
     return UFORM_STATUS_OK;
 }
 
-size_t uform_executor_threads(const uform_executor_t *executor) { return executor ? executor->threads : 1; }
+/* The accessors count themselves in too: a free racing them waits until they have read. */
+size_t uform_executor_threads(const uform_executor_t *executor) {
+    if (!executor) return 1;
+    uform__enter(executor);
+    size_t threads = executor->threads;
+    uform__leave(executor);
+    return threads;
+}
 
 uform_cpu_class_t uform_executor_cpu_class(const uform_executor_t *executor) {
-    return executor ? executor->cpu_class : uform_cpu_class_derived();
+    if (!executor) return uform_cpu_class_derived();
+    uform__enter(executor);
+    uform_cpu_class_t cpu_class = executor->cpu_class;
+    uform__leave(executor);
+    return cpu_class;
 }
 
 uform_mood_t uform_executor_mood(const uform_executor_t *executor) {
-    return executor ? (uform_mood_t)atomic_load(&executor->mood) : UFORM_MOOD_PARKED;
+    if (!executor) return UFORM_MOOD_PARKED;
+    uform__enter(executor);
+    uform_mood_t mood = (uform_mood_t)atomic_load(&executor->mood);
+    uform__leave(executor);
+    return mood;
 }

@@ -17,17 +17,13 @@ static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, 
         if (usable != UFORM_STATUS_OK) return usable;
     }
     bool deferred = call && call->deferred;
-    if (!deferred && executor && (atomic_load(&executor->hold) & UFORM_HOLD_CLOSING))
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the executor is being freed by another thread", verb);
     if (call) {
         job->progress = call->progress;
         job->progress_context = call->progress_context;
     }
     /* Reports come at most ~256 times a call, and per task for small calls. */
     job->progress_step = job->total / 256 ? job->total / 256 : 1;
-    if (deferred) {
-        return uform__deferred_submit(executor, job, call->deferred);
-    }
+    if (deferred) return uform__deferred_submit(executor, job, call->deferred);
     if (!executor) {
         _Atomic size_t done = 0;
         if (job->progress) job->done = &done;
@@ -36,17 +32,23 @@ static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, 
             uform__fail(status, "%s: a callback returned %s", verb, uform_status_name(status));
         return status;
     }
-    uform_status_t status = uform__hold_sync(executor);
+    /* Holding also counts this thread in: free waits for it until the release below. */
+    uform_status_t status = uform__hold_sync(executor, verb);
     if (status != UFORM_STATUS_OK) return status;
     if (job->progress) {
         atomic_store(&executor->progress_done_sync, 0);
         job->done = &executor->progress_done_sync;
     }
-    /* Restore, not clear: a worker or leader calling another executor stays marked as its own. */
-    const uform_executor_t *outer = uform__current_executor;
-    uform__current_executor = executor;
+    uform__membership_t membership;
+    uform__membership_push(&membership, executor);
     status = uform__fork_join(executor, job);
-    uform__current_executor = outer;
+    uform__membership_pop(&membership);
+    if (status == UFORM_STATUS_FORKED && uform__fork_generation() != executor->fork_generation)
+        /* A callback fork()ed and this is the child: its workers and any lock holder are gone,
+         * so leave the executor as it is (freeing it here answers FORKED and releases memory). */
+        return uform__fail(UFORM_STATUS_FORKED, "%s: a callback called fork(); this is the child, where the "
+                                                "executor's threads do not exist",
+                           verb);
     uform__release_sync(executor);
     if (status != UFORM_STATUS_OK) uform__fail(status, "%s: a callback returned %s", verb, uform_status_name(status));
     return status;
@@ -54,25 +56,34 @@ static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, 
 
 uform_status_t uform_executor_for_n(uform_executor_t *executor, const uform_call_t *call, size_t n, uform_task_t task,
                                     void *context) {
-    uform__job_t job = {UFORM_JOB_FOR_N, n, (void *)task, context, NULL, NULL, NULL, n, 1};
+    uform__job_t job = {.kind = UFORM_JOB_FOR_N, .n = n, .function = (void *)task, .context = context, .total = n};
     return run(executor, call, &job, "uform_executor_for_n");
 }
 
 uform_status_t uform_executor_for_n_dynamic(uform_executor_t *executor, const uform_call_t *call, size_t n,
                                             uform_task_t task, void *context) {
-    uform__job_t job = {UFORM_JOB_FOR_N_DYNAMIC, n, (void *)task, context, NULL, NULL, NULL, n, 1};
+    uform__job_t job = {.kind = UFORM_JOB_FOR_N_DYNAMIC, .n = n, .function = (void *)task, .context = context, .total = n};
     return run(executor, call, &job, "uform_executor_for_n_dynamic");
 }
 
 uform_status_t uform_executor_for_threads(uform_executor_t *executor, const uform_call_t *call, uform_task_t task,
                                           void *context) {
     size_t threads = uform_executor_threads(executor);
-    uform__job_t job = {UFORM_JOB_FOR_THREADS, threads, (void *)task, context, NULL, NULL, NULL, threads, 1};
+    uform__job_t job = {.kind = UFORM_JOB_FOR_THREADS, .n = threads, .function = (void *)task, .context = context,
+                        .total = threads};
     return run(executor, call, &job, "uform_executor_for_threads");
 }
 
 uform_status_t uform_executor_for_slices(uform_executor_t *executor, const uform_call_t *call, size_t n,
                                          uform_slice_t slice, void *context) {
-    uform__job_t job = {UFORM_JOB_FOR_SLICES, n, (void *)slice, context, NULL, NULL, NULL, n, 1};
+    uform__job_t job = {.kind = UFORM_JOB_FOR_SLICES, .n = n, .function = (void *)slice, .context = context, .total = n};
     return run(executor, call, &job, "uform_executor_for_slices");
+}
+
+uform_status_t uform__test_for_n_dynamic_from(uform_executor_t *executor, size_t first, size_t n, uform_task_t task,
+                                              void *context) {
+    if (first > n) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "first %zu is past n %zu", first, n);
+    uform__job_t job = {.kind = UFORM_JOB_FOR_N_DYNAMIC, .n = n, .first = first, .function = (void *)task,
+                        .context = context, .total = n - first};
+    return run(executor, NULL, &job, "uform__test_for_n_dynamic_from");
 }

@@ -1,0 +1,25 @@
+/* Which executors the calling thread runs callbacks for. A worker belongs to its executor for
+ * its whole life; a thread making a synchronous call belongs to that executor while the call
+ * runs, on top of whatever it belonged to before. The links live on the threads' own stacks,
+ * so the chain costs no allocation, and it is as deep as the calls nested on this thread.
+ *
+ * One thread-local pointer would not do: X's worker calling Y would be marked Y's alone, and
+ * Y's callback calling X (on that same thread) would then get CONTENDED for a synchronous call,
+ * or deadlock for a deferred one, instead of the INVALID_ARGUMENT the header promises. */
+#include "executor/executor_internal.h"
+
+static _Thread_local uform__membership_t *innermost = NULL;
+
+void uform__membership_push(uform__membership_t *link, const uform_executor_t *executor) {
+    link->executor = executor;
+    link->outer = innermost;
+    innermost = link;
+}
+
+void uform__membership_pop(uform__membership_t *link) { innermost = link->outer; }
+
+bool uform__thread_belongs_to(const uform_executor_t *executor) {
+    for (const uform__membership_t *link = innermost; link; link = link->outer)
+        if (link->executor == executor) return true;
+    return false;
+}
