@@ -19,18 +19,6 @@
 
 /* ---- how one thread runs its share ----------------------------------------------------------- */
 
-/** A wake the forking thread has put off: the workers sleep, and a small call is over before a
- *  woken worker would even be running. Fired once the call proves longer than that. */
-typedef struct pending_wake_t {
-    uform_executor_t *executor;
-    uint64_t deadline; /* 0: nothing pending (never put off, or fired) */
-} pending_wake_t;
-
-/* How long a call runs on the forking thread alone, with the workers asleep, before it wakes
- * them: about what a futex wake costs the caller and the woken thread takes to start on bare
- * metal. A call shorter than this never pays a wake; a longer one is delayed by at most this. */
-#define UFORM_WAKE_AFTER_NS 4000u
-
 typedef struct share_env_t {
     const uform__job_t *job;
     size_t threads;
@@ -38,7 +26,6 @@ typedef struct share_env_t {
     _Atomic size_t *dynamic_next;
     uform__progress_state_t *progress;
     const uform_executor_t *executor; /* NULL inline: nobody to notice fork() for */
-    pending_wake_t *wake;             /* the forking thread's, while a wake is put off */
 } share_env_t;
 
 static inline size_t split_begin(const uform__job_t *job, size_t thread) {
@@ -73,19 +60,13 @@ static void report_progress(const uform__job_t *job, uform__progress_state_t *st
     atomic_store(&state->lock, 0);
 }
 
-static void fire_wake(pending_wake_t *wake) {
-    wake->deadline = 0;
-    uform__futex_wake(uform__generation_word(wake->executor), INT_MAX);
-}
-
-/** After a callback returned: did it fork() (then this is the child, whose other threads are
- *  gone), or has a put-off wake come due? */
+/** After a callback returned: did it fork()? Then this is the child, whose other threads are
+ *  gone, and the call stops. */
 static inline bool after_callback(const share_env_t *env) {
     if (env->executor && uform__fork_generation() != env->executor->fork_generation) {
         record_failure(env->failure, UFORM_STATUS_FORKED);
         return false;
     }
-    if (env->wake && env->wake->deadline && uform__now_ns() >= env->wake->deadline) fire_wake(env->wake);
     return true;
 }
 
@@ -188,7 +169,7 @@ uform_status_t uform__run_inline(const uform__job_t *job_in, size_t threads) {
     _Atomic uint32_t failure = UFORM_STATUS_OK;
     _Atomic size_t next = job.first + 1;
     uform__progress_state_t progress = {0, 0};
-    share_env_t env = {&job, 1, &failure, &next, &progress, NULL, NULL};
+    share_env_t env = {&job, 1, &failure, &next, &progress, NULL};
     run_share(&env, 0);
     return (uform_status_t)atomic_load(&failure);
 }
@@ -345,7 +326,10 @@ static void follow_forking_thread(uform_executor_t *executor) {
 
 uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job_in) {
     size_t threads = executor->threads;
-    if (threads == 1 || !job_in->total) return uform__run_inline(job_in, 1);
+    /* One thread, no task, or a single task (only share 0 has work): nobody to fork, and above
+     * all no futex wake, which costs more than such a call (tens of microseconds on a VM). */
+    bool single_task = job_in->kind != UFORM_JOB_FOR_THREADS && job_in->n - job_in->first == 1;
+    if (threads == 1 || !job_in->total || single_task) return uform__run_inline(job_in, 1);
     if (!executor->oversubscribed) follow_forking_thread(executor);
     uform__job_t job = *job_in;
     prepare_job(&job, threads);
@@ -362,23 +346,15 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
     if (job.progress) atomic_store_explicit(&executor->progress.reported, 0, memory_order_relaxed);
     uint64_t generation = atomic_fetch_add(&executor->generation, 1) + 1; /* publishes the job (seq_cst) */
 
-    pending_wake_t wake = {executor, 0};
     share_env_t env = {&executor->job, threads, &executor->failure, &executor->dynamic_next, &executor->progress,
-                       executor, NULL};
+                       executor};
+    /* Woken at once, before share 0 runs: tasks of one call may wait for each other, so every
+     * share with work needs a thread of its own that is awake. */
     bool asleep = atomic_load(&executor->sleepers) != 0;
-    if (asleep) {
-        /* A loop of tasks can find out on the way whether it is long enough to need the
-         * sleepers; a single callback per share (threads, slices) cannot, so wake at once. */
-        if (job.kind == UFORM_JOB_FOR_N || job.kind == UFORM_JOB_FOR_N_DYNAMIC) {
-            wake.deadline = uform__now_ns() + UFORM_WAKE_AFTER_NS;
-            env.wake = &wake;
-        } else {
-            uform__futex_wake(uform__generation_word(executor), INT_MAX);
-        }
-    }
+    if (asleep) uform__futex_wake(uform__generation_word(executor), INT_MAX);
     run_share(&env, 0);
     /* Workers that slept take a hypervisor's or scheduler's wake-up (tens of microseconds on a
-     * VM); do their shares now instead (firing the wake if that proves long). */
+     * VM); do the shares they have not claimed yet now instead. */
     if (asleep) steal_unclaimed(executor, &env, generation);
     uform_status_t joined = join_workers(executor, &env, generation, asleep);
     if (joined != UFORM_STATUS_OK) return joined;
@@ -393,7 +369,7 @@ void *uform__worker_main(void *argument) {
     uform__membership_t membership;
     uform__membership_push(&membership, executor);
     share_env_t env = {&executor->job, executor->threads, &executor->failure, &executor->dynamic_next,
-                       &executor->progress, executor, NULL};
+                       &executor->progress, executor};
     /* Workers start before the executor is returned, so no job precedes generation 0. */
     uint64_t seen = 0;
     for (;;) {

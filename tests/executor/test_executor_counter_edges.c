@@ -1,0 +1,70 @@
+/* Counters at their edges never run a task twice.
+ * - A dynamic parallel-for near SIZE_MAX: every thread claims once past the end, so a plain
+ *   fetch_add counter could wrap to 0 and run task 0 again. Reached through the internal
+ *   uform__test_for_n_dynamic_from (the same job a public for_n_dynamic runs, starting at
+ *   `first` instead of 0), since 2^64 real tasks are out of reach.
+ * - Share claims compare generations: a worker preempted for 2^31 calls while the forking
+ *   thread stole its shares must not find its stale generation "newer". Generations are 64-bit;
+ *   the claim itself (uform__claim_share) is checked at the old 32-bit edges. */
+#include <stdint.h>
+
+#include "executor/executor_internal.h"
+#include "test.h"
+
+#define SPAN 4096
+
+typedef struct tally_t {
+    size_t first;
+    _Atomic int runs[SPAN];
+    _Atomic int outside; /* tasks below `first`: a wrapped counter */
+} tally_t;
+
+static tally_t tally;
+
+static uform_status_t count(void *context, size_t task, size_t thread) {
+    tally_t *t = context;
+    if (task < t->first || task - t->first >= SPAN)
+        atomic_fetch_add(&t->outside, 1);
+    else
+        atomic_fetch_add(&t->runs[task - t->first], 1);
+    return UFORM_STATUS_OK;
+}
+
+static void dynamic_near(uform_executor_t *executor, size_t first, size_t n) {
+    memset(&tally, 0, sizeof tally);
+    tally.first = first;
+    CHECK_OK(uform__test_for_n_dynamic_from(executor, first, n, count, &tally));
+    CHECK_EQ_INT(tally.outside, 0);
+    for (size_t i = 0; i < n - first; i++)
+        if (tally.runs[i] != 1) TEST_FAIL_("task first+%zu ran %d times", i, (int)tally.runs[i]);
+}
+
+int main(void) {
+    size_t thread_counts[] = {1, 2, 3, 5};
+    for (size_t t = 0; t < sizeof thread_counts / sizeof *thread_counts; t++) {
+        uform_executor_t *executor = NULL;
+        CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, thread_counts[t], 0, &executor));
+        for (int round = 0; round < 20; round++) {
+            dynamic_near(executor, SIZE_MAX - SPAN, SIZE_MAX);         /* the very end */
+            dynamic_near(executor, SIZE_MAX - 3, SIZE_MAX);            /* fewer tasks than threads */
+            dynamic_near(executor, SIZE_MAX - SPAN, SIZE_MAX - 1);     /* one short of the end */
+            dynamic_near(executor, SIZE_MAX / 2, SIZE_MAX / 2 + SPAN); /* far from it: fetch_add path */
+        }
+        CHECK_STATUS(uform__test_for_n_dynamic_from(executor, 10, 5, count, &tally), UFORM_STATUS_INVALID_ARGUMENT);
+        CHECK_OK(uform_executor_free(executor));
+    }
+    /* The NULL executor runs the same job inline. */
+    dynamic_near(NULL, SIZE_MAX - SPAN, SIZE_MAX);
+
+    /* Claims only move forward, whatever the distance. */
+    _Atomic uint64_t claimed = 5;
+    CHECK(!uform__claim_share(&claimed, 5));                        /* taken already */
+    CHECK(!uform__claim_share(&claimed, 4));                        /* older */
+    atomic_store(&claimed, (uint64_t)5 + ((uint64_t)1 << 31) + 10); /* the forking thread ran on */
+    CHECK(!uform__claim_share(&claimed, 5)); /* a 2^31-old generation is still older (it wrapped in 32 bits) */
+    atomic_store(&claimed, UINT32_MAX);
+    CHECK(uform__claim_share(&claimed, (uint64_t)UINT32_MAX + 1)); /* past the old 32-bit wrap: newer */
+    CHECK_EQ_INT(atomic_load(&claimed) == (uint64_t)UINT32_MAX + 1, 1);
+    CHECK(!uform__claim_share(&claimed, UINT32_MAX));
+    TEST_DONE();
+}
