@@ -718,12 +718,24 @@ impl Failure {
         } else {
             "a closure panicked with a non-string payload".to_string()
         };
+        drop_payload(payload);
         let mut slot = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         slot.get_or_insert(message);
     }
 
     fn message(&self) -> Option<String> {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+}
+
+/// Drops a caught panic's payload without letting a second panic escape: a payload whose own
+/// `Drop` panics would otherwise unwind out of the `extern "C"` trampoline, which aborts the
+/// process.
+fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
+    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        // The new payload may panic on drop as well, and so on without end; leaking it is the
+        // one way to be rid of it that runs no more user code, and costs less than an abort.
+        std::mem::forget(again);
     }
 }
 
