@@ -386,6 +386,9 @@ impl fmt::Debug for GPUDevice {
 /// the table full fails with [`Status::Contended`].
 ///
 /// Mirrors `uform_executor_t`; dropping it calls `uform_executor_free`, which drains it.
+/// Dropped inside one of its own callbacks (a deferred closure taking it out of a `Mutex`),
+/// where draining would wait for the very call dropping it, it closes on another thread
+/// instead, once that call and every call queued behind it have ended.
 ///
 /// An executor cannot be shared between threads:
 ///
@@ -588,11 +591,50 @@ impl Executor {
 
 impl Drop for Executor {
     fn drop(&mut self) {
-        if !self.raw.is_null() {
-            // SAFETY: `raw` is a live executor this value owns, freed once. The only failure,
-            // FORKED, still releases its memory, and there is nothing to report it to.
-            unsafe { ffi::uform_executor_free(self.raw) };
+        if self.raw.is_null() {
+            return;
         }
+        // SAFETY: `raw` is a live executor this value owns. FORKED still releases its memory,
+        // and there is nothing to report it to.
+        let status = unsafe { ffi::uform_executor_free(self.raw) };
+        // The one other refusal this value can meet: it was dropped inside one of its own
+        // callbacks (a deferred closure took it out of a `Mutex`), where C frees nothing, since
+        // joining its threads from one of them would never end. Another thread closes it once
+        // that call ends; "already being freed" cannot happen, as this value owns the handle.
+        if status == ffi::UFORM_STATUS_INVALID_ARGUMENT {
+            close_elsewhere(Closing(self.raw));
+        }
+    }
+}
+
+/// An executor handed to another thread to close.
+struct Closing(*mut ffi::uform_executor_t);
+
+// SAFETY: an executor may move between threads (see Executor's Send); the value that owned this
+// handle gave it up, so the closing thread is its only user.
+unsafe impl Send for Closing {}
+
+impl Closing {
+    fn free(self) {
+        // SAFETY: a live executor nothing else uses any more, freed once. From a thread that is
+        // not one of its own, free waits for the call running (and every call queued), then
+        // joins its threads.
+        unsafe { ffi::uform_executor_free(self.0) };
+    }
+}
+
+/// Closes an executor dropped inside its own callback on a thread of its own, so the close
+/// happens once that call (and every call queued behind it) has ended, without blocking the
+/// callback.
+fn close_elsewhere(closing: Closing) {
+    let spawned = std::thread::Builder::new().name("uform:closer".to_string()).spawn(move || closing.free());
+    if let Err(error) = spawned {
+        // Nothing to return an error to from a Drop, and no thread left to close it: say so
+        // rather than leak in silence.
+        eprintln!(
+            "uform: an Executor dropped inside one of its own callbacks could not be closed \
+             (no thread to close it on: {error}); its threads and memory stay until the process exits"
+        );
     }
 }
 
