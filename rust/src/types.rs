@@ -11,7 +11,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::{check, ffi, Error, Result};
+use crate::{check, ffi, linked_library, Error, Result};
 
 /// Declares a C enum's Rust twin: the enum with the C numbers as discriminants, and the
 /// private checked conversion from the number C hands over, so no value is transmuted.
@@ -446,13 +446,15 @@ impl Executor {
     /// [`Status::NotFound`] for an unknown or CPU-less node; [`Status::InvalidArgument`] for a
     /// duplicate domain, more than 4096 threads or a `deferred_limit` above 65536;
     /// [`Status::Unsupported`] for a class pin this CPU cannot run; [`Status::OutOfMemory`];
-    /// [`Status::IoError`] when a thread cannot be created.
+    /// [`Status::IoError`] when a thread cannot be created; [`Status::Mismatch`] when the linked
+    /// `libuform` is not the version this crate is built for (see [`version`](crate::version)).
     pub fn for_ram(
         memory_domains: &[i32],
         cpu_class: Option<CPUClass>,
         threads: usize,
         deferred_limit: usize,
     ) -> Result<Self> {
+        linked_library()?;
         let (domains, domains_count) = slice_raw(memory_domains);
         let mut raw = ptr::null_mut();
         // SAFETY: the domain pointer and count describe a live slice (or NULL and 0); `raw` is
@@ -490,6 +492,7 @@ impl Executor {
         pool: *mut c_void,
         deferred_limit: usize,
     ) -> Result<Self> {
+        linked_library()?;
         let (domains, domains_count) = slice_raw(memory_domains);
         let mut raw = ptr::null_mut();
         // SAFETY: the slice is live; the caller vouches for `pool`.
@@ -524,7 +527,8 @@ impl Executor {
     /// # Errors
     /// [`Status::NotFound`] without GPUs or for an out-of-range ordinal;
     /// [`Status::InvalidArgument`] for a duplicate device; [`Status::Unsupported`] for borrowed
-    /// `streams`, until borrowing is designed; [`Status::DeviceFault`] when a driver fails.
+    /// `streams`, until borrowing is designed; [`Status::DeviceFault`] when a driver fails;
+    /// [`Status::Mismatch`] for a linked `libuform` of another version, as [`Executor::for_ram`].
     pub unsafe fn for_vram(
         devices: &[i32],
         gpu_class: Option<GPUClass>,
@@ -534,6 +538,7 @@ impl Executor {
         scratch_limit: usize,
         deferred_limit: usize,
     ) -> Result<Self> {
+        linked_library()?;
         let (devices, devices_count) = slice_raw(devices);
         let (domains, domains_count) = slice_raw(memory_domains);
         let (streams, streams_count) = slice_raw(streams);
@@ -916,6 +921,7 @@ fn outcome(raw: ffi::uform_status_t, task: Option<String>, progress: Option<Stri
 
 impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
     fn run<F>(&self, n: usize, body: F, submit: Submit) -> Result<()> {
+        linked_library()?;
         let task = Context::new(body);
         let progress = self.progress.as_deref().map(Context::new);
         let mut call = ffi::uform_call_t::INIT;
@@ -937,7 +943,8 @@ impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
     /// # Errors
     /// [`Status::CallbackFailed`] with the panic's message when a closure panicked (later
     /// tasks may be skipped); [`Status::Contended`] when another thread's call holds the
-    /// executor; [`Status::Forked`] in a child process.
+    /// executor; [`Status::Forked`] in a child process; [`Status::Mismatch`] for a linked
+    /// `libuform` of another version, as [`Executor::for_ram`].
     pub fn for_n<F>(&self, n: usize, task: F) -> Result<()>
     where
         F: Fn(usize, usize) + Sync,
@@ -989,6 +996,7 @@ impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
 
 impl<P: Fn(usize, usize) + Send + Sync + 'static> On<'_, Later, P> {
     fn run<F: Send + Sync + 'static>(&self, n: usize, body: F, submit: Submit) -> Result<Deferred> {
+        linked_library()?;
         // The contexts move to the heap and into the handle, so they stay put and alive for as
         // long as the call may use them; a leaked handle leaks them too, never frees them early.
         let task = NonNull::from(Box::leak(Box::new(Context::new(body))));

@@ -58,9 +58,9 @@ fn a_payload_panicking_on_drop_fails_the_call_and_the_process_survives() {
 fn a_payload_panicking_on_drop_without_end_fails_the_call() {
     let executor = Executor::for_ram(&[], None, 2, 0).unwrap();
     assert_callback_failed(On::new(&executor).for_n(4, |_, _| std::panic::panic_any(PanicsOnDropForever)));
-    assert_callback_failed(On::new(&executor).progress(|_, _| {}).for_slices(4, |_, _| {
-        std::panic::panic_any(PanicsOnDropForever)
-    }));
+    assert_callback_failed(
+        On::new(&executor).progress(|_, _| {}).for_slices(4, |_, _| std::panic::panic_any(PanicsOnDropForever)),
+    );
     let error = On::new(&executor)
         .progress(|_, _| std::panic::panic_any(PanicsOnDropForever))
         .for_n(4, |_, _| {})
