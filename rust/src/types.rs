@@ -701,8 +701,11 @@ pub struct Later;
 ///
 /// Closures run on the executor's threads at once, so they must be `Sync`; a panic inside one
 /// is caught at the boundary (never unwinding through C), stops the call, and comes back as
-/// [`Status::CallbackFailed`] carrying the panic's message. Closures cannot reach the executor
-/// they run on (it is not `Sync`), which the C interface forbids.
+/// [`Status::CallbackFailed`] carrying the panic's message. A synchronous call's closures cannot
+/// reach the executor they run on (it is not `Sync`); a deferred closure reaching it through a
+/// `Mutex` gets [`Status::InvalidArgument`] from its verbs and [`Executor::drain`] instead of
+/// a deadlock, and dropping it (or a [`Deferred`] of that executor) there finishes the release
+/// on another thread once the call has ended.
 pub struct On<'e, M = Now, P = fn(usize, usize)> {
     executor: &'e Executor,
     progress: Option<Arc<P>>,
@@ -1081,7 +1084,8 @@ impl<P: Fn(usize, usize) + Send + Sync + 'static> On<'_, Later, P> {
 ///
 /// It owns the call's closures: dropping it waits for the call to finish (as
 /// `uform_deferred_free` does) and only then frees them. It may be polled, waited on and dropped
-/// from any thread.
+/// from any thread. Dropped inside a callback of its own executor, where that wait would never
+/// end, it returns at once and another thread frees the closures once the call has ended.
 ///
 /// Mirrors `uform_deferred_t`.
 #[must_use = "dropping a Deferred waits for its call, making it synchronous"]
@@ -1144,8 +1148,39 @@ impl Deferred {
 
 impl Drop for Deferred {
     fn drop(&mut self) {
+        let owned = Owned { raw: self.raw, task: self.task, progress: self.progress };
         if let Some(raw) = self.raw {
-            // SAFETY: a live handle this value owns, freed once; it waits for the call first.
+            // SAFETY: a live handle this value owns. A zero wait never blocks; it answers
+            // INVALID_ARGUMENT exactly when the call has yet to finish and this thread runs a
+            // callback of the executor that must run it. There uform_deferred_free would let
+            // the handle go without waiting, and freeing the closures now would free them
+            // while this call (or a call queued behind it) still uses them.
+            let unwaitable = unsafe { ffi::uform_deferred_wait(raw.as_ptr(), 0.0) };
+            if unwaitable == ffi::UFORM_STATUS_INVALID_ARGUMENT {
+                release_elsewhere(owned);
+                return;
+            }
+        }
+        owned.release();
+    }
+}
+
+/// What a [`Deferred`] owns, free to move to the thread that releases it.
+struct Owned {
+    raw: Option<NonNull<ffi::uform_deferred_t>>,
+    task: NonNull<dyn Captured>,
+    progress: Option<NonNull<dyn Captured>>,
+}
+
+// SAFETY: as Deferred's Send: the handle may be freed from any thread, the closures are Send.
+unsafe impl Send for Owned {}
+
+impl Owned {
+    /// Frees the handle, which waits for the call, then the closures.
+    fn release(self) {
+        if let Some(raw) = self.raw {
+            // SAFETY: a live handle, freed once; from any thread but the executor's own it
+            // waits for the call first.
             unsafe { ffi::uform_deferred_free(raw.as_ptr()) };
         }
         // SAFETY: the call finished (or was never queued), so C holds no pointer to the
@@ -1156,6 +1191,20 @@ impl Drop for Deferred {
                 drop(Box::from_raw(progress.as_ptr()));
             }
         }
+    }
+}
+
+/// Releases a handle dropped inside a callback of its own executor on another thread, which
+/// waits for the call to end without holding the executor up.
+fn release_elsewhere(owned: Owned) {
+    let spawned = std::thread::Builder::new().name("uform:closer".to_string()).spawn(move || owned.release());
+    if let Err(error) = spawned {
+        // Waiting here would never end and freeing the closures would free them under a call
+        // still to run them: leak them, and say so.
+        eprintln!(
+            "uform: a Deferred dropped inside a callback of its own executor could not be released \
+             (no thread to wait on: {error}); its closures stay allocated until the process exits"
+        );
     }
 }
 

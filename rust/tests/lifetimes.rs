@@ -143,3 +143,89 @@ fn an_executor_dropped_elsewhere_still_closes_at_once() {
         await_gone(&tasks, Duration::from_secs(5));
     });
 }
+
+/// Sets its flag when dropped: shows when a closure's captures are freed.
+struct DropFlag(Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_deferred_handle_dropped_inside_its_own_call_keeps_the_closure_until_the_call_ends() {
+    within(Duration::from_secs(60), || {
+        let executor = Executor::for_ram(&[], None, 2, 0).unwrap();
+        let handle = Arc::new(Mutex::new(None::<Deferred>));
+        let freed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen_freed = Arc::new(Mutex::new(None));
+        let (slot, flag, seen, captured) = (handle.clone(), freed.clone(), seen_freed.clone(), DropFlag(freed.clone()));
+        let guard = handle.lock().unwrap();
+        let call = On::new(&executor)
+            .deferred()
+            .for_threads(move |thread| {
+                let _keep = &captured;
+                if thread == 0 {
+                    drop(slot.lock().unwrap().take()); // the handle of this very call
+                    *seen.lock().unwrap() = Some(flag.load(Ordering::SeqCst));
+                }
+            })
+            .unwrap();
+        let mut guard = guard;
+        *guard = Some(call);
+        drop(guard);
+        executor.drain(Mood::Parked).unwrap();
+        assert_eq!(*seen_freed.lock().unwrap(), Some(false), "the running closure was not freed under itself");
+        let start = Instant::now();
+        while !freed.load(Ordering::SeqCst) {
+            assert!(start.elapsed() < Duration::from_secs(20), "the closure is freed once its call ends");
+            thread::sleep(Duration::from_millis(5));
+        }
+    });
+}
+
+#[test]
+fn a_queued_handle_dropped_inside_another_call_still_runs_its_closure() {
+    within(Duration::from_secs(60), || {
+        let executor = Executor::for_ram(&[], None, 2, 0).unwrap();
+        let gate = Arc::new(Mutex::new(()));
+        let closed = gate.lock().unwrap();
+        let queued_handle = Arc::new(Mutex::new(None::<Deferred>));
+        let freed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen_freed = Arc::new(Mutex::new(None));
+        let (wait_gate, slot, flag, seen) = (gate.clone(), queued_handle.clone(), freed.clone(), seen_freed.clone());
+        // The first call waits for the gate, then drops the second call's handle before the
+        // second has run.
+        let mut first = On::new(&executor)
+            .deferred()
+            .for_threads(move |thread| {
+                if thread == 0 {
+                    drop(wait_gate.lock().unwrap());
+                    drop(slot.lock().unwrap().take());
+                    *seen.lock().unwrap() = Some(flag.load(Ordering::SeqCst));
+                }
+            })
+            .unwrap();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let (counter, captured) = (ran.clone(), DropFlag(freed.clone()));
+        let second = On::new(&executor)
+            .deferred()
+            .for_n(10, move |_, _| {
+                let _keep = &captured;
+                counter.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        *queued_handle.lock().unwrap() = Some(second);
+        drop(closed);
+        first.wait(Some(Duration::from_secs(30))).unwrap();
+        executor.drain(Mood::Parked).unwrap();
+        assert_eq!(*seen_freed.lock().unwrap(), Some(false), "the queued closure was not freed before it ran");
+        assert_eq!(ran.load(Ordering::Relaxed), 10, "the queued call ran");
+        let start = Instant::now();
+        while !freed.load(Ordering::SeqCst) {
+            assert!(start.elapsed() < Duration::from_secs(20), "the closure is freed once its call ends");
+            thread::sleep(Duration::from_millis(5));
+        }
+    });
+}
