@@ -229,3 +229,29 @@ fn a_queued_handle_dropped_inside_another_call_still_runs_its_closure() {
         }
     });
 }
+
+#[test]
+fn a_deferred_closure_reaching_its_own_executor_is_refused_not_deadlocked() {
+    within(Duration::from_secs(60), || {
+        let slot = Arc::new(Mutex::new(Executor::for_ram(&[], None, 2, 0).unwrap()));
+        let reach = slot.clone();
+        let answers = Arc::new(Mutex::new(Vec::new()));
+        let record = answers.clone();
+        let guard = slot.lock().unwrap();
+        let mut call = On::new(&guard)
+            .deferred()
+            .for_threads(move |thread| {
+                if thread == 0 {
+                    let executor = reach.lock().unwrap();
+                    let verb = On::new(&executor).for_n(4, |_, _| {}).map_err(|error| error.status());
+                    let drain = executor.drain(Mood::Parked).map_err(|error| error.status());
+                    record.lock().unwrap().extend([verb, drain]);
+                }
+            })
+            .unwrap();
+        drop(guard);
+        call.wait(Some(Duration::from_secs(30))).unwrap();
+        let answers = answers.lock().unwrap().clone();
+        assert_eq!(answers, [Err(Status::InvalidArgument), Err(Status::InvalidArgument)]);
+    });
+}
