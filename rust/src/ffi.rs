@@ -20,6 +20,12 @@ pub type uform_gpu_class_t = u32;
 /// `uform_mood_t`.
 pub type uform_mood_t = u32;
 
+/// `UFORM_VERSION_STRING` of the header these declarations mirror: the library this crate is
+/// built for, which `crate::linked_library` compares with the one it links.
+pub const UFORM_VERSION_STRING: &str = "4.0.0-rc.1";
+/// `UFORM_VERSION_NUMBER` of that header: major * 10000 + minor * 100 + patch.
+pub const UFORM_VERSION_NUMBER: c_int = 40000;
+
 pub const UFORM_STATUS_OK: uform_status_t = 0;
 pub const UFORM_STATUS_INVALID_ARGUMENT: uform_status_t = 3;
 pub const UFORM_STATUS_CALLBACK_FAILED: uform_status_t = 12;
@@ -255,7 +261,8 @@ mod layout {
     use std::sync::OnceLock;
 
     /// "struct T" -> [size, align], "field T.f" -> [offset, size], "enum T" -> [size, align],
-    /// "constant NAME" -> [value]; None where no C compiler runs.
+    /// "constant NAME" -> [value]; "string NAME" -> the text, one byte a number. None where no
+    /// C compiler runs.
     fn facts() -> Option<&'static HashMap<String, Vec<i64>>> {
         static FACTS: OnceLock<Option<HashMap<String, Vec<i64>>>> = OnceLock::new();
         FACTS
@@ -283,7 +290,11 @@ mod layout {
                 let mut facts = HashMap::new();
                 for line in text.lines() {
                     let words: Vec<&str> = line.split_whitespace().collect();
-                    let numbers = words[2..].iter().map(|word| word.parse().expect("a number")).collect();
+                    let numbers = if words[0] == "string" {
+                        words[2..].join(" ").bytes().map(i64::from).collect()
+                    } else {
+                        words[2..].iter().map(|word| word.parse().expect("a number")).collect()
+                    };
                     facts.insert(format!("{} {}", words[0], words[1]), numbers);
                 }
                 Some(facts)
@@ -396,5 +407,16 @@ mod layout {
         assert_eq!(constant("UFORM_GPU_NAME_CAPACITY".into()), UFORM_GPU_NAME_CAPACITY as i64);
         assert_eq!(constant("UFORM_DEFERRED_LIMIT_DEFAULT".into()), UFORM_DEFERRED_LIMIT_DEFAULT as i64);
         assert_eq!(constant("UFORM_THREADS_MAX".into()), UFORM_THREADS_MAX as i64);
+    }
+
+    #[test]
+    fn the_version_is_the_headers() {
+        if facts().is_none() {
+            return;
+        }
+        assert_eq!(fact("constant UFORM_VERSION_NUMBER"), [UFORM_VERSION_NUMBER as i64]);
+        let text: Vec<i64> = UFORM_VERSION_STRING.bytes().map(i64::from).collect();
+        assert_eq!(fact("string UFORM_VERSION_STRING"), text, "UFORM_VERSION_STRING is {UFORM_VERSION_STRING:?}");
+        assert_eq!(UFORM_VERSION_STRING, env!("CARGO_PKG_VERSION"), "the crate is versioned as the library it mirrors");
     }
 }

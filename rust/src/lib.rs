@@ -50,7 +50,8 @@
 
 use std::ffi::CStr;
 use std::fmt;
-use std::os::raw::c_char;
+use std::os::raw::{c_char, c_int};
+use std::sync::OnceLock;
 
 #[macro_use]
 mod types;
@@ -186,6 +187,7 @@ pub fn capabilities_available() -> &'static str {
 /// # Errors
 /// Whatever the library answers while probing the drivers.
 pub fn gpu_devices(devices: &mut [GPUDevice]) -> Result<usize> {
+    linked_library()?;
     let mut count = 0usize;
     let pointer =
         if devices.is_empty() { std::ptr::null_mut() } else { devices.as_mut_ptr().cast::<ffi::uform_gpu_device_t>() };
@@ -196,7 +198,69 @@ pub fn gpu_devices(devices: &mut [GPUDevice]) -> Result<usize> {
 }
 
 /// The version of the `libuform` actually linked, e.g. `"4.0.0-rc.1"`: this crate's own.
+///
+/// A library of any other version is refused: constructors, verbs and
+/// [`gpu_devices`] then answer [`Status::Mismatch`], naming both versions.
 pub fn version() -> &'static str {
     // SAFETY: the library answers a static string it owns for the whole process.
     unsafe { static_str(ffi::uform_version()) }
+}
+
+/// `Ok(())` when the linked `libuform` is the version whose header this crate's declarations
+/// mirror, checked once per process; otherwise the [`Status::Mismatch`] every entry point
+/// answers, since calling a library of another version through these declarations could
+/// misread its structures.
+pub(crate) fn linked_library() -> Result<()> {
+    static CHECKED: OnceLock<Result<()>> = OnceLock::new();
+    CHECKED
+        .get_or_init(|| {
+            // SAFETY: a plain query of a number.
+            let number = unsafe { ffi::uform_version_number() };
+            check_version(version(), number)
+        })
+        .clone()
+}
+
+/// Compares what the linked library reports about itself with the header this crate mirrors.
+fn check_version(linked: &str, linked_number: c_int) -> Result<()> {
+    if linked == ffi::UFORM_VERSION_STRING && linked_number == ffi::UFORM_VERSION_NUMBER {
+        return Ok(());
+    }
+    Err(Error::new(
+        Status::Mismatch,
+        format!(
+            "the uform crate {} is built for libuform {} ({}), but the process linked libuform {:?} ({}); \
+             rebuild the crate against the library it links, or point UFORM_LIB_DIR at a libuform {}",
+            env!("CARGO_PKG_VERSION"),
+            ffi::UFORM_VERSION_STRING,
+            ffi::UFORM_VERSION_NUMBER,
+            linked,
+            linked_number,
+            ffi::UFORM_VERSION_STRING,
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod linked_version {
+    use super::*;
+
+    #[test]
+    fn the_linked_library_is_the_one_the_crate_mirrors() {
+        assert_eq!(linked_library(), Ok(()));
+        // SAFETY: a plain query of a number.
+        assert_eq!(check_version(version(), unsafe { ffi::uform_version_number() }), Ok(()));
+    }
+
+    #[test]
+    fn another_version_is_refused_naming_both() {
+        for (linked, number) in [("4.1.0", 40100), ("4.0.0-rc.1", 40001), ("4.0.0", 40000), ("", 0)] {
+            let error = check_version(linked, number).unwrap_err();
+            assert_eq!(error.status(), Status::Mismatch, "{linked} {number}");
+            let message = error.message();
+            assert!(message.contains(ffi::UFORM_VERSION_STRING), "{message}");
+            assert!(message.contains(&format!("{linked:?} ({number})")), "{message}");
+            assert!(message.contains("UFORM_LIB_DIR"), "{message}");
+        }
+    }
 }

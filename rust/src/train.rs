@@ -174,6 +174,7 @@ impl Mesh {
     /// [`Status::Timeout`] (naming the indices that never arrived), [`Status::Mismatch`]
     /// (peers disagree) or [`Status::IoError`].
     pub fn bootstrap(executor: &Executor, options: &MeshOptions<'_>) -> Result<Self> {
+        crate::linked_library()?;
         let directory = c_text(path_bytes(options.directory)?, "directory")?;
         let job = c_text(options.job.as_bytes(), "job")?;
         let raw_options = ffi::uform_mesh_options_t {

@@ -11,7 +11,7 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::{check, ffi, Error, Result};
+use crate::{check, ffi, linked_library, Error, Result};
 
 /// Declares a C enum's Rust twin: the enum with the C numbers as discriminants, and the
 /// private checked conversion from the number C hands over, so no value is transmuted.
@@ -386,6 +386,9 @@ impl fmt::Debug for GPUDevice {
 /// the table full fails with [`Status::Contended`].
 ///
 /// Mirrors `uform_executor_t`; dropping it calls `uform_executor_free`, which drains it.
+/// Dropped inside one of its own callbacks (a deferred closure taking it out of a `Mutex`),
+/// where draining would wait for the very call dropping it, it closes on another thread
+/// instead, once that call and every call queued behind it have ended.
 ///
 /// An executor cannot be shared between threads:
 ///
@@ -443,13 +446,15 @@ impl Executor {
     /// [`Status::NotFound`] for an unknown or CPU-less node; [`Status::InvalidArgument`] for a
     /// duplicate domain, more than 4096 threads or a `deferred_limit` above 65536;
     /// [`Status::Unsupported`] for a class pin this CPU cannot run; [`Status::OutOfMemory`];
-    /// [`Status::IoError`] when a thread cannot be created.
+    /// [`Status::IoError`] when a thread cannot be created; [`Status::Mismatch`] when the linked
+    /// `libuform` is not the version this crate is built for (see [`version`](crate::version)).
     pub fn for_ram(
         memory_domains: &[i32],
         cpu_class: Option<CPUClass>,
         threads: usize,
         deferred_limit: usize,
     ) -> Result<Self> {
+        linked_library()?;
         let (domains, domains_count) = slice_raw(memory_domains);
         let mut raw = ptr::null_mut();
         // SAFETY: the domain pointer and count describe a live slice (or NULL and 0); `raw` is
@@ -487,6 +492,7 @@ impl Executor {
         pool: *mut c_void,
         deferred_limit: usize,
     ) -> Result<Self> {
+        linked_library()?;
         let (domains, domains_count) = slice_raw(memory_domains);
         let mut raw = ptr::null_mut();
         // SAFETY: the slice is live; the caller vouches for `pool`.
@@ -521,7 +527,8 @@ impl Executor {
     /// # Errors
     /// [`Status::NotFound`] without GPUs or for an out-of-range ordinal;
     /// [`Status::InvalidArgument`] for a duplicate device; [`Status::Unsupported`] for borrowed
-    /// `streams`, until borrowing is designed; [`Status::DeviceFault`] when a driver fails.
+    /// `streams`, until borrowing is designed; [`Status::DeviceFault`] when a driver fails;
+    /// [`Status::Mismatch`] for a linked `libuform` of another version, as [`Executor::for_ram`].
     pub unsafe fn for_vram(
         devices: &[i32],
         gpu_class: Option<GPUClass>,
@@ -531,6 +538,7 @@ impl Executor {
         scratch_limit: usize,
         deferred_limit: usize,
     ) -> Result<Self> {
+        linked_library()?;
         let (devices, devices_count) = slice_raw(devices);
         let (domains, domains_count) = slice_raw(memory_domains);
         let (streams, streams_count) = slice_raw(streams);
@@ -588,11 +596,50 @@ impl Executor {
 
 impl Drop for Executor {
     fn drop(&mut self) {
-        if !self.raw.is_null() {
-            // SAFETY: `raw` is a live executor this value owns, freed once. The only failure,
-            // FORKED, still releases its memory, and there is nothing to report it to.
-            unsafe { ffi::uform_executor_free(self.raw) };
+        if self.raw.is_null() {
+            return;
         }
+        // SAFETY: `raw` is a live executor this value owns. FORKED still releases its memory,
+        // and there is nothing to report it to.
+        let status = unsafe { ffi::uform_executor_free(self.raw) };
+        // The one other refusal this value can meet: it was dropped inside one of its own
+        // callbacks (a deferred closure took it out of a `Mutex`), where C frees nothing, since
+        // joining its threads from one of them would never end. Another thread closes it once
+        // that call ends; "already being freed" cannot happen, as this value owns the handle.
+        if status == ffi::UFORM_STATUS_INVALID_ARGUMENT {
+            close_elsewhere(Closing(self.raw));
+        }
+    }
+}
+
+/// An executor handed to another thread to close.
+struct Closing(*mut ffi::uform_executor_t);
+
+// SAFETY: an executor may move between threads (see Executor's Send); the value that owned this
+// handle gave it up, so the closing thread is its only user.
+unsafe impl Send for Closing {}
+
+impl Closing {
+    fn free(self) {
+        // SAFETY: a live executor nothing else uses any more, freed once. From a thread that is
+        // not one of its own, free waits for the call running (and every call queued), then
+        // joins its threads.
+        unsafe { ffi::uform_executor_free(self.0) };
+    }
+}
+
+/// Closes an executor dropped inside its own callback on a thread of its own, so the close
+/// happens once that call (and every call queued behind it) has ended, without blocking the
+/// callback.
+fn close_elsewhere(closing: Closing) {
+    let spawned = std::thread::Builder::new().name("uform:closer".to_string()).spawn(move || closing.free());
+    if let Err(error) = spawned {
+        // Nothing to return an error to from a Drop, and no thread left to close it: say so
+        // rather than leak in silence.
+        eprintln!(
+            "uform: an Executor dropped inside one of its own callbacks could not be closed \
+             (no thread to close it on: {error}); its threads and memory stay until the process exits"
+        );
     }
 }
 
@@ -654,8 +701,11 @@ pub struct Later;
 ///
 /// Closures run on the executor's threads at once, so they must be `Sync`; a panic inside one
 /// is caught at the boundary (never unwinding through C), stops the call, and comes back as
-/// [`Status::CallbackFailed`] carrying the panic's message. Closures cannot reach the executor
-/// they run on (it is not `Sync`), which the C interface forbids.
+/// [`Status::CallbackFailed`] carrying the panic's message. A synchronous call's closures cannot
+/// reach the executor they run on (it is not `Sync`); a deferred closure reaching it through a
+/// `Mutex` gets [`Status::InvalidArgument`] from its verbs and [`Executor::drain`] instead of
+/// a deadlock, and dropping it (or a [`Deferred`] of that executor) there finishes the release
+/// on another thread once the call has ended.
 pub struct On<'e, M = Now, P = fn(usize, usize)> {
     executor: &'e Executor,
     progress: Option<Arc<P>>,
@@ -718,12 +768,24 @@ impl Failure {
         } else {
             "a closure panicked with a non-string payload".to_string()
         };
+        drop_payload(payload);
         let mut slot = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         slot.get_or_insert(message);
     }
 
     fn message(&self) -> Option<String> {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+}
+
+/// Drops a caught panic's payload without letting a second panic escape: a payload whose own
+/// `Drop` panics would otherwise unwind out of the `extern "C"` trampoline, which aborts the
+/// process.
+fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
+    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+        // The new payload may panic on drop as well, and so on without end; leaking it is the
+        // one way to be rid of it that runs no more user code, and costs less than an abort.
+        std::mem::forget(again);
     }
 }
 
@@ -862,6 +924,7 @@ fn outcome(raw: ffi::uform_status_t, task: Option<String>, progress: Option<Stri
 
 impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
     fn run<F>(&self, n: usize, body: F, submit: Submit) -> Result<()> {
+        linked_library()?;
         let task = Context::new(body);
         let progress = self.progress.as_deref().map(Context::new);
         let mut call = ffi::uform_call_t::INIT;
@@ -883,7 +946,8 @@ impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
     /// # Errors
     /// [`Status::CallbackFailed`] with the panic's message when a closure panicked (later
     /// tasks may be skipped); [`Status::Contended`] when another thread's call holds the
-    /// executor; [`Status::Forked`] in a child process.
+    /// executor; [`Status::Forked`] in a child process; [`Status::Mismatch`] for a linked
+    /// `libuform` of another version, as [`Executor::for_ram`].
     pub fn for_n<F>(&self, n: usize, task: F) -> Result<()>
     where
         F: Fn(usize, usize) + Sync,
@@ -935,6 +999,7 @@ impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
 
 impl<P: Fn(usize, usize) + Send + Sync + 'static> On<'_, Later, P> {
     fn run<F: Send + Sync + 'static>(&self, n: usize, body: F, submit: Submit) -> Result<Deferred> {
+        linked_library()?;
         // The contexts move to the heap and into the handle, so they stay put and alive for as
         // long as the call may use them; a leaked handle leaks them too, never frees them early.
         let task = NonNull::from(Box::leak(Box::new(Context::new(body))));
@@ -1019,7 +1084,8 @@ impl<P: Fn(usize, usize) + Send + Sync + 'static> On<'_, Later, P> {
 ///
 /// It owns the call's closures: dropping it waits for the call to finish (as
 /// `uform_deferred_free` does) and only then frees them. It may be polled, waited on and dropped
-/// from any thread.
+/// from any thread. Dropped inside a callback of its own executor, where that wait would never
+/// end, it returns at once and another thread frees the closures once the call has ended.
 ///
 /// Mirrors `uform_deferred_t`.
 #[must_use = "dropping a Deferred waits for its call, making it synchronous"]
@@ -1082,8 +1148,39 @@ impl Deferred {
 
 impl Drop for Deferred {
     fn drop(&mut self) {
+        let owned = Owned { raw: self.raw, task: self.task, progress: self.progress };
         if let Some(raw) = self.raw {
-            // SAFETY: a live handle this value owns, freed once; it waits for the call first.
+            // SAFETY: a live handle this value owns. A zero wait never blocks; it answers
+            // INVALID_ARGUMENT exactly when the call has yet to finish and this thread runs a
+            // callback of the executor that must run it. There uform_deferred_free would let
+            // the handle go without waiting, and freeing the closures now would free them
+            // while this call (or a call queued behind it) still uses them.
+            let unwaitable = unsafe { ffi::uform_deferred_wait(raw.as_ptr(), 0.0) };
+            if unwaitable == ffi::UFORM_STATUS_INVALID_ARGUMENT {
+                release_elsewhere(owned);
+                return;
+            }
+        }
+        owned.release();
+    }
+}
+
+/// What a [`Deferred`] owns, free to move to the thread that releases it.
+struct Owned {
+    raw: Option<NonNull<ffi::uform_deferred_t>>,
+    task: NonNull<dyn Captured>,
+    progress: Option<NonNull<dyn Captured>>,
+}
+
+// SAFETY: as Deferred's Send: the handle may be freed from any thread, the closures are Send.
+unsafe impl Send for Owned {}
+
+impl Owned {
+    /// Frees the handle, which waits for the call, then the closures.
+    fn release(self) {
+        if let Some(raw) = self.raw {
+            // SAFETY: a live handle, freed once; from any thread but the executor's own it
+            // waits for the call first.
             unsafe { ffi::uform_deferred_free(raw.as_ptr()) };
         }
         // SAFETY: the call finished (or was never queued), so C holds no pointer to the
@@ -1094,6 +1191,20 @@ impl Drop for Deferred {
                 drop(Box::from_raw(progress.as_ptr()));
             }
         }
+    }
+}
+
+/// Releases a handle dropped inside a callback of its own executor on another thread, which
+/// waits for the call to end without holding the executor up.
+fn release_elsewhere(owned: Owned) {
+    let spawned = std::thread::Builder::new().name("uform:closer".to_string()).spawn(move || owned.release());
+    if let Err(error) = spawned {
+        // Waiting here would never end and freeing the closures would free them under a call
+        // still to run them: leak them, and say so.
+        eprintln!(
+            "uform: a Deferred dropped inside a callback of its own executor could not be released \
+             (no thread to wait on: {error}); its closures stay allocated until the process exits"
+        );
     }
 }
 
