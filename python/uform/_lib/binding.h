@@ -19,6 +19,7 @@
 #include <structmember.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -73,9 +74,15 @@ int raise_recorded(call_context_t *context);
 
 /* ---- executor.c ---------------------------------------------------------------------------- */
 
+/* A close in progress: uform_executor_free runs on its own thread so that the closing Python
+ * thread can answer Ctrl-C; a later close() waits for the same thread again. */
+typedef struct closer_t closer_t;
+
 typedef struct {
     PyObject_HEAD
     uform_executor_t *executor;
+    closer_t *closer;     /* a close begun and not yet seen to end, or NULL */
+    PyObject *weakreflist;
     Py_ssize_t busy;      /* Python threads inside a C call on it (guarded by the GIL) */
     Py_ssize_t borrowers; /* meshes borrowing it; the last one's release frees it */
     int closed;
@@ -88,32 +95,44 @@ int executor_open(ExecutorObject *self);
 int executor_check(ExecutorObject *self);
 /* Frees the C executor now, unless a mesh still borrows it. */
 uform_status_t executor_release(ExecutorObject *self);
+/* Starts a detached thread that frees `executor` (without the GIL); -1 if none could start. */
+int executor_free_detached(uform_executor_t *executor);
+/* Runs `body(argument)` on a new thread with every signal blocked there, so that signals keep
+ * reaching the main thread. Answers pthread_create's result. */
+int start_quiet_thread(pthread_t *thread, void *(*body)(void *), void *argument);
+int interpreter_finalizing(void);
 
 /* ---- deferred.c ---------------------------------------------------------------------------- */
 
+/* What one deferred call keeps alive until it ends: the trampolines' context, the executor
+ * and the objects a native call's context refers to. A Deferred owns its record; one dropped
+ * before its call ends hands the record to the reaper thread, which releases it once the call
+ * has finished, so that dropping never blocks and never waits on the executor's own threads. */
+typedef struct deferred_call_t {
+    struct deferred_call_t *next; /* in the reaper's list */
+    uform_deferred_t *handle;     /* NULL until the submission succeeded */
+    call_context_t context;
+    PyObject *executor;           /* the ExecutorObject, strong */
+    PyObject *keep;               /* strong, or NULL */
+    const char *verb;             /* "for_n", ... for repr and warnings */
+    int retrieved;                /* its failure was raised to Python at least once */
+} deferred_call_t;
+
 typedef struct {
     PyObject_HEAD
-    uform_deferred_t *handle;
-    call_context_t *context; /* owned, freed after the handle: the call uses it until it ends */
-    PyObject *executor;      /* keeps the Python executor alive while the call may run */
-    PyObject *keep;          /* objects a native call's context refers to, kept alive for it */
+    deferred_call_t *call;
+    PyObject *weakreflist;
 } DeferredObject;
 
 extern PyTypeObject DeferredType;
 
-/* A Deferred dropped by a callback of the executor running its call cannot wait for that call
- * (it would wait on itself): its parts are parked here, guarded by the GIL, and released by
- * reap_orphans() once the call finished, from a thread that is not that executor's. */
-typedef struct orphan_t {
-    struct orphan_t *next;
-    uform_deferred_t *handle;
-    call_context_t *context;
-    PyObject *executor;
-    PyObject *keep;
-} orphan_t;
-
-extern orphan_t *orphans;
-void reap_orphans(void);
+/* A new Deferred owning a fresh record for `executor`, or NULL with an exception set. */
+DeferredObject *deferred_new(PyObject *executor, PyObject *function, PyObject *progress, PyObject *keep,
+                             const char *verb);
+/* Forgets what a Deferred of a refused submission refers to, so that dropping it is quiet. */
+void deferred_discard(DeferredObject *self);
+/* Resets the reaper in a fork()ed child, where its thread does not exist. */
+void deferred_atfork_child(void);
 
 /* ---- mesh.c -------------------------------------------------------------------------------- */
 

@@ -3,7 +3,7 @@
 
 _Thread_local void *running_callback_of;
 
-static int interpreter_finalizing(void) {
+int interpreter_finalizing(void) {
 #if PY_VERSION_HEX >= 0x030D0000
     return Py_IsFinalizing();
 #else

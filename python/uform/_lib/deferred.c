@@ -1,63 +1,204 @@
 /* uform.lib: uform.Deferred: a call running on an executor's own threads, polled, waited on or awaited. */
 #include "binding.h"
 
-orphan_t *orphans;
+/* ---- the record a call keeps alive -------------------------------------------------------- */
 
-void reap_orphans(void) {
-    orphan_t **link = &orphans;
-    while (*link) {
-        orphan_t *orphan = *link;
-        if (running_callback_of == (void *)orphan->executor || uform_deferred_poll(orphan->handle) != UFORM_STATUS_OK) {
-            link = &orphan->next;
-            continue;
+/* Whether the call ended (or never started). */
+static int call_finished(const deferred_call_t *call) {
+    return !call->handle || uform_deferred_poll(call->handle) == UFORM_STATUS_OK;
+}
+
+/* Whether a finished call failed: a Python exception, or a status other than OK. */
+static int call_failed(deferred_call_t *call) {
+    if (call->context.error) return 1;
+    return call->handle && uform_deferred_wait(call->handle, 0) != UFORM_STATUS_OK;
+}
+
+/* Warns, as asyncio does for a task exception never retrieved, about a finished call whose failure
+ * nobody saw. Called holding the GIL; keeps any exception already set. */
+static void warn_unretrieved(deferred_call_t *call, PyObject *source) {
+    if (call->retrieved || !call_failed(call)) return;
+    call->retrieved = 1; /* once */
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    int failed;
+    if (call->context.error)
+        failed = PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                                  "a deferred %s call failed and its failure was never retrieved: %R", call->verb,
+                                  call->context.error);
+    else
+        failed = PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                                  "a deferred %s call failed and its failure was never retrieved: %s", call->verb,
+                                  uform_status_message(uform_deferred_wait(call->handle, 0)));
+    if (failed < 0) PyErr_WriteUnraisable(source ? source : Py_None);
+    PyErr_Restore(type, value, traceback);
+}
+
+/* Releases a finished call's record: its handle (which no longer waits) and its references.
+ * Holding the GIL. The executor goes last: it may be its last reference. */
+static void call_release(deferred_call_t *call) {
+    if (call->handle) uform_deferred_free(call->handle);
+    context_clear(&call->context);
+    Py_CLEAR(call->keep);
+    PyObject *executor = call->executor;
+    PyMem_RawFree(call);
+    Py_XDECREF(executor);
+}
+
+/* ---- the reaper: releases the records of calls whose Deferred was dropped before they ended --- */
+
+static pthread_mutex_t reaper_lock = PTHREAD_MUTEX_INITIALIZER;
+static deferred_call_t *reaper_calls; /* guarded by reaper_lock */
+static int reaper_running;            /* guarded by reaper_lock */
+
+static void *reaper_main(void *unused) {
+    for (;;) {
+        pthread_mutex_lock(&reaper_lock);
+        deferred_call_t *calls = reaper_calls;
+        reaper_calls = NULL;
+        if (!calls) reaper_running = 0;
+        pthread_mutex_unlock(&reaper_lock);
+        if (!calls) return NULL;
+        /* Sleep on the oldest call, briefly, then take every call that has ended. */
+        (void)uform_deferred_wait(calls->handle, 0.01);
+        deferred_call_t *finished = NULL, *pending = NULL, **pending_tail = &pending;
+        while (calls) {
+            deferred_call_t *call = calls;
+            calls = call->next;
+            call->next = NULL;
+            if (call_finished(call)) {
+                call->next = finished;
+                finished = call;
+            } else {
+                *pending_tail = call;
+                pending_tail = &call->next;
+            }
         }
-        *link = orphan->next;
-        uform_deferred_free(orphan->handle); /* finished: does not wait */
-        context_clear(orphan->context);
-        PyMem_Free(orphan->context);
-        Py_XDECREF(orphan->keep);
-        Py_XDECREF(orphan->executor);
-        PyMem_Free(orphan);
+        if (finished && !interpreter_finalizing()) {
+            PyGILState_STATE gil = PyGILState_Ensure();
+            while (finished) {
+                deferred_call_t *call = finished;
+                finished = call->next;
+                warn_unretrieved(call, NULL);
+                call_release(call);
+            }
+            PyGILState_Release(gil);
+        } /* else the interpreter is going away: leave the records be */
+        if (!pending) continue;
+        if (!finished) { /* nothing ended: a call that answers at once (FORKED) must not make this spin */
+            struct timespec pause = {0, 5 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+        }
+        pthread_mutex_lock(&reaper_lock);
+        *pending_tail = reaper_calls;
+        reaper_calls = pending;
+        pthread_mutex_unlock(&reaper_lock);
     }
 }
 
-/* -------------------------------------------------------------------------------------------- */
-/* Deferred                                                                                     */
+/* Hands an unfinished call's record to the reaper; never blocks. */
+static void reaper_adopt(deferred_call_t *call) {
+    pthread_mutex_lock(&reaper_lock);
+    call->next = reaper_calls;
+    reaper_calls = call;
+    int start = !reaper_running;
+    reaper_running = 1;
+    pthread_mutex_unlock(&reaper_lock);
+    if (!start) return;
+    pthread_t thread;
+    if (start_quiet_thread(&thread, reaper_main, NULL) == 0) {
+        pthread_detach(thread);
+    } else { /* no thread now: the record waits for the next call dropped unfinished */
+        pthread_mutex_lock(&reaper_lock);
+        reaper_running = 0;
+        pthread_mutex_unlock(&reaper_lock);
+    }
+}
+
+void deferred_atfork_child(void) {
+    /* The reaper thread is not in the child; its records answer FORKED there. Leak them. */
+    pthread_mutex_init(&reaper_lock, NULL);
+    reaper_calls = NULL;
+    reaper_running = 0;
+}
+
+/* ---- Deferred ----------------------------------------------------------------------------- */
+
+DeferredObject *deferred_new(PyObject *executor, PyObject *function, PyObject *progress, PyObject *keep,
+                             const char *verb) {
+    deferred_call_t *call = PyMem_RawCalloc(1, sizeof *call);
+    if (!call) return (DeferredObject *)PyErr_NoMemory();
+    DeferredObject *self = PyObject_GC_New(DeferredObject, &DeferredType);
+    if (!self) {
+        PyMem_RawFree(call);
+        return NULL;
+    }
+    call->context.function = Py_XNewRef(function);
+    call->context.progress = Py_XNewRef(progress);
+    atomic_init(&call->context.failed, 0);
+    call->context.owner = executor;
+    call->executor = Py_NewRef(executor);
+    call->keep = Py_XNewRef(keep);
+    call->verb = verb;
+    self->call = call;
+    self->weakreflist = NULL;
+    return self; /* the caller tracks it once the submission succeeded */
+}
+
+void deferred_discard(DeferredObject *self) {
+    if (self->call) self->call->handle = NULL; /* a refused submission leaves no handle to free */
+}
+
+/* A running call's references are the call's own, not the handle's: the collector must neither
+ * count nor clear them. Once it ended they are the handle's, so cycles through them collect. */
+static int Deferred_traverse(DeferredObject *self, visitproc visit, void *arg) {
+    deferred_call_t *call = self->call;
+    if (!call || !call_finished(call)) return 0;
+    Py_VISIT(call->context.function);
+    Py_VISIT(call->context.progress);
+    Py_VISIT(call->context.error);
+    Py_VISIT(call->keep);
+    Py_VISIT(call->executor);
+    return 0;
+}
+
+static int Deferred_clear(DeferredObject *self) {
+    deferred_call_t *call = self->call;
+    if (!call || !call_finished(call)) return 0;
+    Py_CLEAR(call->context.function);
+    Py_CLEAR(call->context.progress);
+    Py_CLEAR(call->context.error);
+    Py_CLEAR(call->keep);
+    Py_CLEAR(call->executor);
+    return 0;
+}
+
+/* Runs once, before the handle goes (by reference count or by the collector). */
+static void Deferred_finalize(DeferredObject *self) {
+    if (self->call && call_finished(self->call)) warn_unretrieved(self->call, (PyObject *)self);
+}
 
 static void Deferred_dealloc(DeferredObject *self) {
-    if (self->handle && running_callback_of == (void *)self->executor &&
-        uform_deferred_poll(self->handle) != UFORM_STATUS_OK) {
-        orphan_t *orphan = PyMem_Malloc(sizeof *orphan);
-        if (orphan) {
-            *orphan = (orphan_t){orphans, self->handle, self->context, self->executor, self->keep};
-            orphans = orphan;
-            PyObject_Free(self);
-            return;
-        }
-        /* Without memory to park it, leak the call's parts rather than wait on ourselves. */
-        PyObject_Free(self);
-        return;
+    if (PyObject_CallFinalizerFromDealloc((PyObject *)self) < 0) return; /* resurrected */
+    PyObject_GC_UnTrack(self);
+    if (self->weakreflist) PyObject_ClearWeakRefs((PyObject *)self);
+    deferred_call_t *call = self->call;
+    self->call = NULL;
+    if (call) {
+        /* Never wait here: a running call keeps its record (and through it the executor) until
+         * it ends, then the reaper lets them go. */
+        if (call_finished(call))
+            call_release(call);
+        else
+            reaper_adopt(call);
     }
-    if (self->handle) {
-        uform_deferred_t *handle = self->handle;
-        self->handle = NULL;
-        /* An unfinished call is waited for: its callbacks need the GIL meanwhile. */
-        Py_BEGIN_ALLOW_THREADS
-        uform_deferred_free(handle);
-        Py_END_ALLOW_THREADS
-    }
-    if (self->context) {
-        context_clear(self->context);
-        PyMem_Free(self->context);
-    }
-    Py_XDECREF(self->executor);
-    Py_XDECREF(self->keep);
-    PyObject_Free(self);
+    PyObject_GC_Del(self);
 }
 
 /* The outcome of a finished call: its first Python exception, else its status. */
 static PyObject *deferred_outcome(DeferredObject *self, uform_status_t status) {
-    if (raise_recorded(self->context)) return NULL;
+    if (status != UFORM_STATUS_OK || self->call->context.error) self->call->retrieved = 1;
+    if (raise_recorded(&self->call->context)) return NULL;
     if (status != UFORM_STATUS_OK) return raise_status(status);
     Py_RETURN_NONE;
 }
@@ -66,7 +207,7 @@ PyDoc_STRVAR(Deferred_done_doc, "done($self, /)\n--\n\nWhether the call finished
                                 "Calls uform_deferred_poll.");
 
 static PyObject *Deferred_done(DeferredObject *self, PyObject *unused) {
-    uform_status_t status = uform_deferred_poll(self->handle);
+    uform_status_t status = uform_deferred_poll(self->call->handle);
     if (status == UFORM_STATUS_OK) Py_RETURN_TRUE;
     if (status == UFORM_STATUS_TIMEOUT) Py_RETURN_FALSE;
     return raise_status(status);
@@ -100,10 +241,10 @@ static PyObject *Deferred_wait(DeferredObject *self, PyObject *args, PyObject *k
         if (step < 0) step = 0;
         uform_status_t status;
         Py_BEGIN_ALLOW_THREADS
-        status = uform_deferred_wait(self->handle, step);
+        status = uform_deferred_wait(self->call->handle, step);
         Py_END_ALLOW_THREADS
         /* TIMEOUT is ambiguous: the call may have finished with TIMEOUT as its own status. */
-        if (status != UFORM_STATUS_TIMEOUT || uform_deferred_poll(self->handle) == UFORM_STATUS_OK)
+        if (status != UFORM_STATUS_TIMEOUT || uform_deferred_poll(self->call->handle) == UFORM_STATUS_OK)
             return deferred_outcome(self, status);
         waited += step;
         if (PyErr_CheckSignals() < 0) return NULL;
@@ -120,30 +261,27 @@ PyDoc_STRVAR(Deferred_progress_doc, "progress($self, /)\n--\n\nTasks finished so
 
 static PyObject *Deferred_progress(DeferredObject *self, PyObject *unused) {
     size_t done = 0, total = 0;
-    uform_status_t status = uform_deferred_progress(self->handle, &done, &total);
+    uform_status_t status = uform_deferred_progress(self->call->handle, &done, &total);
     if (status != UFORM_STATUS_OK) return raise_status(status);
     return Py_BuildValue("(nn)", (Py_ssize_t)done, (Py_ssize_t)total);
 }
 
-/* `await deferred`: waits in the running loop's default executor, so the loop never blocks. */
+/* `await deferred`: a daemon thread waits and settles a future of the running loop, so the loop
+ * never blocks, and an interrupted asyncio.run() does not wait for the call to end on exit. */
 static PyObject *Deferred_await(DeferredObject *self) {
-    PyObject *asyncio = PyImport_ImportModule("asyncio");
-    if (!asyncio) return NULL;
-    PyObject *loop = PyObject_CallMethod(asyncio, "get_running_loop", NULL);
-    Py_DECREF(asyncio);
-    if (!loop) return NULL;
-    PyObject *wait = PyObject_GetAttrString((PyObject *)self, "wait");
-    if (!wait) {
-        Py_DECREF(loop);
-        return NULL;
-    }
-    PyObject *future = PyObject_CallMethod(loop, "run_in_executor", "OO", Py_None, wait);
-    Py_DECREF(wait);
-    Py_DECREF(loop);
-    if (!future) return NULL;
-    PyObject *iterator = PyObject_CallMethod(future, "__await__", NULL);
-    Py_DECREF(future);
+    PyObject *package = PyImport_ImportModule("uform");
+    if (!package) return NULL;
+    PyObject *iterator = PyObject_CallMethod(package, "_await_deferred", "O", (PyObject *)self);
+    Py_DECREF(package);
     return iterator;
+}
+
+static PyObject *Deferred_repr(DeferredObject *self) {
+    deferred_call_t *call = self->call;
+    size_t done = 0, total = 0;
+    (void)uform_deferred_progress(call->handle, &done, &total);
+    const char *state = !call_finished(call) ? "running" : call_failed(call) ? "failed" : "done";
+    return PyUnicode_FromFormat("<uform.Deferred %s %s %zu/%zu>", call->verb, state, done, total);
 }
 
 static PyMethodDef Deferred_methods[] = {
@@ -161,8 +299,13 @@ PyTypeObject DeferredType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "uform.lib.Deferred",
     .tp_basicsize = sizeof(DeferredObject),
     .tp_dealloc = (destructor)Deferred_dealloc,
+    .tp_repr = (reprfunc)Deferred_repr,
     .tp_as_async = &Deferred_async,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)Deferred_traverse,
+    .tp_clear = (inquiry)Deferred_clear,
+    .tp_finalize = (destructor)Deferred_finalize,
+    .tp_weaklistoffset = offsetof(DeferredObject, weakreflist),
     .tp_doc = Deferred_doc,
     .tp_methods = Deferred_methods,
 };

@@ -81,11 +81,53 @@ static const error_spec_t error_specs[] = {
     {UFORM_STATUS_MALFORMED, "MalformedError", NULL, "A malformed hardware description or input text."},
 };
 
+/* UFormError.__init__(self, *args): the base classes' __init__, then `message`, the first
+ * argument as text ("" without one), so that an error raised by Python code reads like one the
+ * library raised. `status` is a class attribute: each subclass's C status, -1 on the base. */
+static PyObject *UFormError_init(PyObject *unused, PyObject *args, PyObject *kwargs) {
+    Py_ssize_t count = PyTuple_GET_SIZE(args);
+    if (count < 1) {
+        PyErr_SetString(PyExc_TypeError, "UFormError.__init__ needs self");
+        return NULL;
+    }
+    PyObject *self = PyTuple_GET_ITEM(args, 0);
+    PyObject *rest = PyTuple_GetSlice(args, 1, count);
+    if (!rest) return NULL;
+    PyObject *super = PyObject_CallFunctionObjArgs((PyObject *)&PySuper_Type, UFormError, self, NULL);
+    PyObject *init = super ? PyObject_GetAttrString(super, "__init__") : NULL;
+    Py_XDECREF(super);
+    PyObject *result = init ? PyObject_Call(init, rest, kwargs) : NULL;
+    Py_XDECREF(init);
+    if (!result) {
+        Py_DECREF(rest);
+        return NULL;
+    }
+    Py_DECREF(result);
+    PyObject *message = count > 1 ? PyObject_Str(PyTuple_GET_ITEM(rest, 0)) : PyUnicode_FromString("");
+    Py_DECREF(rest);
+    if (!message) return NULL;
+    int failed = PyObject_SetAttrString(self, "message", message);
+    Py_DECREF(message);
+    if (failed < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef UFormError_init_def = {"__init__", (PyCFunction)(void (*)(void))UFormError_init,
+                                          METH_VARARGS | METH_KEYWORDS, "Keeps the first argument as `message`."};
+
 int add_errors(PyObject *module) {
+    PyObject *function = PyCFunction_New(&UFormError_init_def, NULL);
+    PyObject *method = function ? PyInstanceMethod_New(function) : NULL;
+    Py_XDECREF(function);
+    PyObject *base_dict = method ? Py_BuildValue("{s:i,s:O}", "status", -1, "__init__", method) : NULL;
+    Py_XDECREF(method);
+    if (!base_dict) return -1;
     UFormError = PyErr_NewExceptionWithDoc(
         "uform.lib.UFormError",
-        "Base of every uform error; `status` is the C uform_status_t, `message` the library's detail.",
-        PyExc_Exception, NULL);
+        "Base of every uform error; `status` is the C uform_status_t (-1 on an error raised without one),\n"
+        "`message` the library's detail (the first argument).",
+        PyExc_Exception, base_dict);
+    Py_DECREF(base_dict);
     if (!UFormError || PyModule_AddObjectRef(module, "UFormError", UFormError) < 0) return -1;
     PyObject *builtins = PyEval_GetBuiltins(); /* borrowed */
     for (size_t i = 0; i < sizeof error_specs / sizeof error_specs[0]; ++i) {

@@ -1,6 +1,9 @@
 /* uform.lib: uform.Executor: constructors, verbs, drain and close. */
 #include "binding.h"
 
+#include <signal.h>
+#include <time.h>
+
 /* -------------------------------------------------------------------------------------------- */
 /* Executor                                                                                     */
 
@@ -45,13 +48,151 @@ uform_status_t executor_release(ExecutorObject *self) {
     return status;
 }
 
+int start_quiet_thread(pthread_t *thread, void *(*body)(void *), void *argument) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int result = pthread_create(thread, NULL, body, argument);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return result;
+}
+
+/* ---- closing on a thread of its own ------------------------------------------------------- */
+
+struct closer_t {
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t ended;
+    uform_executor_t *executor;
+    uform_status_t status;      /* uform_executor_free's answer */
+    char message[256];          /* and its detail, from that thread's last error */
+    int done;                   /* guarded by lock */
+    int abandoned;              /* guarded by lock: nobody will join; the thread frees this */
+};
+
+static void closer_destroy(closer_t *closer) {
+    pthread_mutex_destroy(&closer->lock);
+    pthread_cond_destroy(&closer->ended);
+    PyMem_RawFree(closer);
+}
+
+static void *closer_main(void *opaque) {
+    closer_t *closer = opaque;
+    uform_status_t status = uform_executor_free(closer->executor);
+    const char *detail = status == UFORM_STATUS_OK ? "" : uform_last_error();
+    pthread_mutex_lock(&closer->lock);
+    closer->status = status;
+    snprintf(closer->message, sizeof closer->message, "%s",
+             detail && *detail ? detail : uform_status_message(status));
+    closer->done = 1;
+    int abandoned = closer->abandoned;
+    pthread_cond_broadcast(&closer->ended);
+    pthread_mutex_unlock(&closer->lock);
+    if (abandoned) closer_destroy(closer);
+    return NULL;
+}
+
+/* Starts freeing `executor` on a new thread; NULL (nothing started) if no thread could start. */
+static closer_t *closer_start(uform_executor_t *executor) {
+    closer_t *closer = PyMem_RawCalloc(1, sizeof *closer);
+    if (!closer) return NULL;
+    pthread_mutex_init(&closer->lock, NULL);
+    pthread_cond_init(&closer->ended, NULL);
+    closer->executor = executor;
+    if (start_quiet_thread(&closer->thread, closer_main, closer) != 0) {
+        closer_destroy(closer);
+        return NULL;
+    }
+    return closer;
+}
+
+/* Nobody will wait for this close: the thread finishes it and frees what it used. */
+static void closer_abandon(closer_t *closer) {
+    pthread_mutex_lock(&closer->lock);
+    pthread_t thread = closer->thread;
+    int done = closer->done;
+    if (!done) closer->abandoned = 1;
+    pthread_mutex_unlock(&closer->lock); /* from here an abandoned closer may be gone */
+    if (done) {
+        pthread_join(thread, NULL);
+        closer_destroy(closer);
+    } else {
+        pthread_detach(thread);
+    }
+}
+
+int executor_free_detached(uform_executor_t *executor) {
+    closer_t *closer = closer_start(executor);
+    if (!closer) return -1;
+    closer_abandon(closer);
+    return 0;
+}
+
+/* Waits for the close in progress, in short slices that let Ctrl-C through; a KeyboardInterrupt
+ * leaves it running, for a later close() to wait for again. 0 when it ended OK, else -1 with an
+ * exception set. */
+static int closer_wait(ExecutorObject *self) {
+    closer_t *closer = self->closer;
+    for (;;) {
+        int done;
+        Py_BEGIN_ALLOW_THREADS
+        pthread_mutex_lock(&closer->lock);
+        if (!closer->done) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 20 * 1000 * 1000;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec += 1;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&closer->ended, &closer->lock, &until);
+        }
+        done = closer->done;
+        pthread_mutex_unlock(&closer->lock);
+        Py_END_ALLOW_THREADS
+        if (done) break;
+        if (PyErr_CheckSignals() < 0) return -1;
+    }
+    self->closer = NULL;
+    pthread_join(closer->thread, NULL);
+    uform_status_t status = closer->status;
+    char message[sizeof closer->message];
+    memcpy(message, closer->message, sizeof message);
+    closer_destroy(closer);
+    if (status != UFORM_STATUS_OK) {
+        raise_status_text(status, message);
+        return -1;
+    }
+    return 0;
+}
+
+/* An executor collected without close() says so, as an unclosed file does. */
+static void Executor_finalize(ExecutorObject *self) {
+    if (self->closed || !self->executor) return;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (PyErr_ResourceWarning((PyObject *)self, 1, "unclosed executor %R; close it or use a with block",
+                              (PyObject *)self) < 0)
+        PyErr_WriteUnraisable((PyObject *)self);
+    PyErr_Restore(type, value, traceback);
+}
+
 static void Executor_dealloc(ExecutorObject *self) {
+    if (PyObject_CallFinalizerFromDealloc((PyObject *)self) < 0) return; /* resurrected */
+    if (self->weakreflist) PyObject_ClearWeakRefs((PyObject *)self);
     self->borrowers = 0;
+    if (self->closer) { /* a close interrupted by Ctrl-C: let it end on its own */
+        closer_abandon(self->closer);
+        self->closer = NULL;
+    }
     if (self->executor && running_callback_of == (void *)self) {
-        /* Dropped by one of its own callbacks: freeing would join the thread doing it. Leak it. */
+        /* Dropped by one of its own callbacks: freeing here would join the thread doing it, so
+         * another thread frees it once the call ends (or, without threads, it leaks). */
+        (void)executor_free_detached(self->executor);
         self->executor = NULL;
     }
     if (self->executor) {
+        /* No deferred call is left running: each keeps the executor alive until it ends. */
         uform_status_t status = executor_release(self);
         (void)status; /* FORKED in a child: the memory is released all the same */
     }
@@ -209,23 +350,32 @@ static PyObject *Executor_enter(ExecutorObject *self, PyObject *unused) {
 }
 
 /* Waits until no Python thread is inside a call on it, then frees it (or leaves that to the
- * last mesh borrowing it). */
+ * last mesh borrowing it). Every wait answers Ctrl-C; a close interrupted that way has begun
+ * (calls are refused) and the next close() finishes it. */
 static PyObject *executor_close(ExecutorObject *self) {
     if (running_callback_of == (void *)self) {
         PyErr_SetString(PyExc_RuntimeError, "a callback must not close the executor running it");
         return NULL;
     }
-    if (self->closed) Py_RETURN_NONE;
     self->closed = 1;
-    if (orphans) reap_orphans();
-    while (self->busy > 0 && self->executor) {
-        uform_executor_t *executor = self->executor;
-        Py_BEGIN_ALLOW_THREADS
-        (void)uform_executor_drain(executor, uform_executor_mood(executor));
-        Py_END_ALLOW_THREADS
+    if (!self->closer) {
+        while (self->busy > 0 && self->executor) {
+            Py_BEGIN_ALLOW_THREADS
+            struct timespec pause = {0, 2 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+            Py_END_ALLOW_THREADS
+            if (PyErr_CheckSignals() < 0) return NULL;
+        }
+        if (!self->executor || self->borrowers > 0) Py_RETURN_NONE;
+        self->closer = closer_start(self->executor);
+        if (!self->closer) { /* no thread to free it on: free it here, uninterruptibly */
+            uform_status_t status = executor_release(self);
+            if (status != UFORM_STATUS_OK) return raise_status(status);
+            Py_RETURN_NONE;
+        }
+        self->executor = NULL; /* the closer owns it now */
     }
-    uform_status_t status = executor_release(self);
-    if (status != UFORM_STATUS_OK) return raise_status(status);
+    if (closer_wait(self) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -277,7 +427,6 @@ static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject 
         return NULL;
     }
     if (executor_check(self) < 0) return NULL;
-    if (orphans) reap_orphans();
     void *function = native;
     if (python_function) function = verb == VERB_FOR_SLICES ? (void *)slice_trampoline : (void *)task_trampoline;
 
@@ -302,35 +451,31 @@ static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject 
         Py_RETURN_NONE;
     }
 
-    DeferredObject *handle = PyObject_New(DeferredObject, &DeferredType);
+    static const char *const verb_names[2][4] = {
+        {"for_n_native", "for_n_native", "for_threads_native", "for_slices_native"},
+        {"for_n", "for_n", "for_threads", "for_slices"},
+    };
+    DeferredObject *handle =
+        deferred_new((PyObject *)self, python_function, progress, keep, verb_names[python_function != NULL][verb]);
     if (!handle) return NULL;
-    handle->handle = NULL;
-    handle->executor = Py_NewRef(self);
-    handle->keep = Py_XNewRef(keep);
-    handle->context = PyMem_Calloc(1, sizeof(call_context_t));
-    if (!handle->context) {
-        Py_DECREF(handle);
-        return PyErr_NoMemory();
-    }
-    handle->context->function = Py_XNewRef(python_function);
-    handle->context->progress = Py_XNewRef(progress);
-    atomic_init(&handle->context->failed, 0);
-    handle->context->owner = self;
-    call.deferred = &handle->handle;
+    call_context_t *context = &handle->call->context;
+    call.deferred = &handle->call->handle;
     call.progress = progress ? progress_trampoline : NULL;
-    call.progress_context = handle->context;
-    void *task_context = python_function ? (void *)handle->context : native_context;
+    call.progress_context = context;
+    void *task_context = python_function ? (void *)context : native_context;
     self->busy++;
     Py_BEGIN_ALLOW_THREADS
     status = dispatch(verb, self->executor, &call, n, function, task_context);
     Py_END_ALLOW_THREADS
     self->busy--;
     if (status != UFORM_STATUS_OK) {
-        handle->handle = NULL; /* a refused submission leaves no handle to free */
+        deferred_discard(handle);
         raise_status(status);
         Py_DECREF(handle);
         return NULL;
     }
+    /* Tracked once its handle is set: the collector reads it to tell a running call. */
+    PyObject_GC_Track(handle);
     return (PyObject *)handle;
 }
 
@@ -554,6 +699,8 @@ PyTypeObject ExecutorType = {
     .tp_dealloc = (destructor)Executor_dealloc,
     .tp_repr = (reprfunc)Executor_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_finalize = (destructor)Executor_finalize,
+    .tp_weaklistoffset = offsetof(ExecutorObject, weakreflist),
     .tp_doc = Executor_doc,
     .tp_methods = Executor_methods,
     .tp_getset = Executor_getset,

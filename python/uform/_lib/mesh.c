@@ -311,6 +311,17 @@ static PyObject *Mesh_describe(MeshObject *self, PyObject *unused) {
     return result;
 }
 
+static PyObject *Mesh_repr(MeshObject *self) {
+    uform_mesh_description_t description;
+    memset(&description, 0, sizeof description);
+    if (!self->mesh || uform_mesh_describe(self->mesh, &description) != UFORM_STATUS_OK)
+        return PyUnicode_FromString("<uform.Mesh>");
+    return PyUnicode_FromFormat("<uform.Mesh host_domain_index=%zu gpus_per_host_domain=%zu first_gpu_index=%zu "
+                                "gpus_per_colocated_domain=%zu>",
+                                description.host_domain_index, description.gpus_per_host_domain,
+                                description.first_gpu_index, description.gpus_per_colocated_domain);
+}
+
 static PyMethodDef Mesh_methods[] = {
     {"bootstrap", (PyCFunction)(void (*)(void))Mesh_bootstrap, METH_FASTCALL | METH_CLASS, Mesh_bootstrap_doc},
     {"describe", (PyCFunction)Mesh_describe, METH_NOARGS, Mesh_describe_doc},
@@ -323,6 +334,7 @@ PyTypeObject MeshType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "uform.lib.Mesh",
     .tp_basicsize = sizeof(MeshObject),
     .tp_dealloc = (destructor)Mesh_dealloc,
+    .tp_repr = (reprfunc)Mesh_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = Mesh_doc,
     .tp_methods = Mesh_methods,

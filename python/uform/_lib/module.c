@@ -18,6 +18,11 @@ PyMODINIT_FUNC PyInit_lib(void) {
     }
     PyObject *module = PyModule_Create(&module_definition);
     if (!module) return NULL;
+    static int atfork_registered;
+    if (!atfork_registered) {
+        atfork_registered = 1;
+        pthread_atfork(NULL, NULL, deferred_atfork_child);
+    }
     if (add_errors(module) < 0) goto fail;
     if (!GPUDeviceType) GPUDeviceType = PyStructSequence_NewType(&GPUDevice_desc);
     if (!MeshDescriptionType) MeshDescriptionType = PyStructSequence_NewType(&MeshDescription_desc);
