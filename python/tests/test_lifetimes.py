@@ -56,7 +56,7 @@ def test_a_callable_referring_to_its_own_handle_is_collected():
         warnings.simplefilter("ignore", ResourceWarning)  # left unclosed on purpose
         executor = uform.Executor.for_ram(2)
         assert uform_threads() == baseline + 2
-        box["deferred"] = executor.for_n(4, lambda task, thread: box["deferred"], deferred=True)
+        box["deferred"] = executor.for_n(4, lambda task, thread: box.get("deferred"), deferred=True)
         box["deferred"].wait()
         handle, owner = weakref.ref(box["deferred"]), weakref.ref(executor)
         del box, executor  # the cycle: handle -> callable -> box -> handle
@@ -75,7 +75,7 @@ def test_a_cycle_through_the_executor_is_collected():
             self.pending = self.executor.for_n(4, self.task, deferred=True)
 
         def task(self, index, thread):
-            return (self.executor, self.pending)
+            return (self.executor, getattr(self, "pending", None))
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
@@ -211,7 +211,7 @@ def test_a_failure_in_a_collected_cycle_warns(executor):
     box = {}
 
     def task(index, thread):
-        box["deferred"]
+        box.get("deferred")
         raise KeyError(index)
 
     box["deferred"] = executor.for_n(2, task, deferred=True)
