@@ -171,9 +171,11 @@ static void Executor_finalize(ExecutorObject *self) {
     if (self->closed || !self->executor) return;
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
-    if (PyErr_ResourceWarning((PyObject *)self, 1, "unclosed executor %R; close it or use a with block",
+    /* No source object: a recorded warning holding it would resurrect it, and a type without
+     * the collector would be finalized (and warn) again. */
+    if (PyErr_ResourceWarning(NULL, 1, "unclosed executor %R; close it or use a with block",
                               (PyObject *)self) < 0)
-        PyErr_WriteUnraisable((PyObject *)self);
+        PyErr_WriteUnraisable(NULL); /* not self: that too would resurrect it */
     PyErr_Restore(type, value, traceback);
 }
 
