@@ -74,13 +74,17 @@ class BuildExt(build_ext):
 
     def build_extension(self, ext):
         if ext.name == "uform.lib" and not static_library:
-            ext.sources = [source for source in ext.sources if source.endswith("lib.c")] + library_sources()
+            ext.sources = [source for source in ext.sources if source in BINDING_SOURCES] + library_sources()
         super().build_extension(ext)
 
 
+# The extension's own sources, one file per concern, sharing uform/_lib/binding.h.
+BINDING_SOURCES = sorted(str(Path(path).as_posix()) for path in glob("uform/_lib/*.c", root_dir=HERE))
+
 extension = Extension(
     "uform.lib",
-    sources=["uform/lib.c"],
+    sources=BINDING_SOURCES,
+    depends=sorted(glob("uform/_lib/*.h", root_dir=HERE)),
     include_dirs=[str(ROOT / "include"), str(ROOT / "src")],
     # UFORM_STATIC_DEFINE empties UFORM_API, so with -fvisibility=hidden the library's
     # symbols stay inside the extension and cannot clash with a libuform.so loaded beside it.

@@ -6,6 +6,8 @@ import gc
 import sys
 import tracemalloc
 
+import pytest
+
 import uform
 
 
@@ -105,7 +107,8 @@ def test_executors_are_released():
     for _ in range(300):
         with uform.Executor.for_ram(2) as executor:
             executor.for_n(4, lambda task, thread: None)
-    for _ in range(300):
-        executor = uform.Executor.for_ram(2)  # freed by its last reference
-        del executor
+    with pytest.warns(ResourceWarning, match="unclosed executor"):
+        for _ in range(300):
+            executor = uform.Executor.for_ram(2)  # freed by its last reference, which warns
+            del executor
     assert SANITIZED or rss_bytes() - rss < 16 << 20

@@ -284,7 +284,8 @@ def test_verb_signatures():
     import inspect
 
     def parameters(method):
-        return str(inspect.signature(getattr(uform.Executor.for_ram(1), method)))
+        with uform.Executor.for_ram(1) as executor:  # closed: an unclosed one warns
+            return str(inspect.signature(getattr(executor, method)))
 
     assert parameters("for_n") == "(n, fn, *, dynamic=False, deferred=False, progress=None)"
     assert parameters("for_threads") == "(fn, *, deferred=False, progress=None)"

@@ -7,6 +7,7 @@ and defines the enums, valued as the C library's, and the capability queries.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Any
 
 from . import lib as _lib
 from .lib import (
@@ -88,6 +89,39 @@ def info(*, json: bool = False) -> str:
     return _lib.info(json=json)
 
 
+def _await_deferred(deferred: Deferred) -> Any:
+    """What `await deferred` iterates: a future of the running loop, settled by a daemon thread that
+    waits for the call. The loop never blocks, and an interrupted asyncio.run() does not join the
+    waiting thread (as it would join the loop's default executor), so Ctrl-C ends it at once."""
+    import asyncio
+    import threading
+
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def settle(error: BaseException | None) -> None:
+        if future.done():  # cancelled meanwhile
+            return
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)
+
+    def wait() -> None:
+        error: BaseException | None = None
+        try:
+            deferred.wait()
+        except BaseException as raised:  # the call's failure, raised again by await
+            error = raised
+        try:
+            loop.call_soon_threadsafe(settle, error)
+        except RuntimeError:  # the loop closed first: nobody awaits any more
+            pass
+
+    threading.Thread(target=wait, name="uform:await", daemon=True).start()
+    return future.__await__()
+
+
 class CPUClass(IntEnum):
     """The CPU families dispatch picks from, valued as uform_cpu_class_t; a RAM placement may pin one."""
 
@@ -150,6 +184,8 @@ class MultimemTier(IntEnum):
     PEER_READ = 1
 
 
+# TimeoutError stays out of `from uform import *`, which would shadow the builtin in the importing
+# module; uform.TimeoutError (a builtin TimeoutError too) is there to be named.
 __all__ = [
     "CPUClass",
     "CallbackFailedError",
@@ -171,7 +207,6 @@ __all__ = [
     "MultimemTier",
     "NotFoundError",
     "OutOfMemoryError",
-    "TimeoutError",
     "UFormError",
     "UFormIOError",
     "UFormInterruptedError",

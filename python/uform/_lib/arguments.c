@@ -1,0 +1,160 @@
+/* uform.lib: Argument parsing: sizes, addresses, id lists, and the enums of uform/__init__.py. */
+#include "binding.h"
+
+/* -------------------------------------------------------------------------------------------- */
+/* Enums live in uform/__init__.py; they are looked up when a value is built or checked, by which
+ * time the package has finished importing.                                                     */
+
+PyObject *package_enum(const char *name) {
+    PyObject *package = PyImport_ImportModule("uform");
+    if (!package) return NULL;
+    PyObject *type = PyObject_GetAttrString(package, name);
+    Py_DECREF(package);
+    return type;
+}
+
+/* The enum member for `value`, or a plain int for a number this package does not know yet. */
+PyObject *enum_member(const char *name, long value) {
+    PyObject *type = package_enum(name);
+    if (!type) return NULL;
+    PyObject *member = PyObject_CallFunction(type, "l", value);
+    Py_DECREF(type);
+    if (!member && PyErr_ExceptionMatches(PyExc_ValueError)) {
+        PyErr_Clear();
+        member = PyLong_FromLong(value);
+    }
+    return member;
+}
+
+/* An optional class: 0 (no class) is None. */
+PyObject *optional_enum_member(const char *name, long value) {
+    if (value == 0) Py_RETURN_NONE;
+    return enum_member(name, value);
+}
+
+/* Reads an enum argument: None -> 0 when allowed, a plain int or a member of `name` whose value
+ * lies in [low, high]; a member of another enum (or a bool) is a TypeError. */
+int parse_enum(PyObject *object, const char *name, const char *argument, long low, long high,
+                      int none_allowed, long *value) {
+    if (object == Py_None && none_allowed) {
+        *value = 0;
+        return 0;
+    }
+    if (!PyLong_Check(object) || PyBool_Check(object)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a uform.%s%s, not %.100s", argument, name,
+                     none_allowed ? " or None" : "", Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    if (!PyLong_CheckExact(object)) {
+        PyObject *type = package_enum(name);
+        if (!type) return -1;
+        int is_member = PyObject_IsInstance(object, type);
+        Py_DECREF(type);
+        if (is_member < 0) return -1;
+        if (!is_member) {
+            PyErr_Format(PyExc_TypeError, "%s must be a uform.%s%s, not %.100s", argument, name,
+                         none_allowed ? " or None" : "", Py_TYPE(object)->tp_name);
+            return -1;
+        }
+    }
+    int overflow = 0;
+    long number = PyLong_AsLongAndOverflow(object, &overflow);
+    if (number == -1 && PyErr_Occurred()) return -1;
+    if (overflow || number < low || number > high) {
+        PyErr_Format(PyExc_ValueError, "%s: %R is not a uform.%s value", argument, object, name);
+        return -1;
+    }
+    *value = number;
+    return 0;
+}
+
+/* A non-negative integer that fits size_t; negative is ValueError, a non-int TypeError. */
+int parse_size(PyObject *object, const char *argument, size_t *value) {
+    if (!PyIndex_Check(object) || PyBool_Check(object)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", argument, Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    PyObject *number = PyNumber_Index(object);
+    if (!number) return -1;
+    int overflow = 0;
+    long long small = PyLong_AsLongLongAndOverflow(number, &overflow);
+    if (small == -1 && PyErr_Occurred()) {
+        Py_DECREF(number);
+        return -1;
+    }
+    if (overflow < 0 || (overflow == 0 && small < 0)) {
+        Py_DECREF(number);
+        PyErr_Format(PyExc_ValueError, "%s must be non-negative, not %R", argument, object);
+        return -1;
+    }
+    size_t result = PyLong_AsSize_t(number);
+    Py_DECREF(number);
+    if (result == (size_t)-1 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s is too large: %R", argument, object);
+        }
+        return -1;
+    }
+    *value = result;
+    return 0;
+}
+
+/* An address (int, not bool, non-negative, pointer-sized); 0 is NULL. */
+int parse_address(PyObject *object, const char *argument, void **address) {
+    size_t value = 0;
+    if (parse_size(object, argument, &value) < 0) return -1;
+    if (sizeof(size_t) < sizeof(uintptr_t) && value > (size_t)UINTPTR_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s is not an address", argument);
+        return -1;
+    }
+    *address = (void *)(uintptr_t)value;
+    return 0;
+}
+
+/* A list of int32 ids (NUMA nodes, device positions); None is the empty list. Owned by the caller
+ * through PyMem_Free. */
+int parse_ids(PyObject *object, const char *argument, int32_t **ids, size_t *count) {
+    *ids = NULL;
+    *count = 0;
+    if (object == Py_None) return 0;
+    if (PyUnicode_Check(object) || PyBytes_Check(object) || PyByteArray_Check(object) || !PySequence_Check(object)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a sequence of int or None, not %.100s", argument,
+                     Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    PyObject *items = PySequence_Fast(object, argument);
+    if (!items) return -1;
+    Py_ssize_t length = PySequence_Fast_GET_SIZE(items);
+    int32_t *buffer = PyMem_Malloc(sizeof(int32_t) * (size_t)(length ? length : 1));
+    if (!buffer) {
+        Py_DECREF(items);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < length; ++i) {
+        PyObject *item = PySequence_Fast_GET_ITEM(items, i);
+        if (!PyLong_Check(item) || PyBool_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "%s[%zd] must be an int, not %.100s", argument, i,
+                         Py_TYPE(item)->tp_name);
+            goto fail;
+        }
+        int overflow = 0;
+        long value = PyLong_AsLongAndOverflow(item, &overflow);
+        if (value == -1 && PyErr_Occurred()) goto fail;
+        if (overflow || value < INT32_MIN || value > INT32_MAX) {
+            PyErr_Format(PyExc_ValueError, "%s[%zd] is out of range: %R", argument, i, item);
+            goto fail;
+        }
+        buffer[i] = (int32_t)value;
+    }
+    Py_DECREF(items);
+    *ids = buffer;
+    *count = (size_t)length;
+    return 0;
+fail:
+    Py_DECREF(items);
+    PyMem_Free(buffer);
+    return -1;
+}
+

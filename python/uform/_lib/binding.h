@@ -1,0 +1,151 @@
+/* uform.lib: the CPython face of libuform. What the extension's files share; nothing here is API.
+ *
+ * Every C call that can block (constructors, verbs, drain, free, waits) runs with the GIL
+ * released, so another Python thread reaching the same executor meets the C library's own
+ * CONTENDED answer instead of waiting on the GIL. Python callables handed to verbs are
+ * called on the executor's threads through trampolines that take the GIL for each call;
+ * native callables (addresses of C functions) run without it. Each C status maps to one
+ * exception class carrying `status` and `message`.
+ *
+ * One file per concern: errors.c (exceptions), arguments.c (argument parsing, enums),
+ * callbacks.c (trampolines), executor.c, deferred.c, mesh.c, hardware.c (module functions),
+ * module.c (the module). Single-phase initialisation: one copy of this state per process.
+ */
+#ifndef UFORM_PYTHON_BINDING_H
+#define UFORM_PYTHON_BINDING_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "uform.h"
+
+/* ---- errors.c ------------------------------------------------------------------------------ */
+
+extern PyObject *UFormError;
+extern PyObject *status_errors[UFORM_STATUS_COUNT_];
+
+/* Raises the exception of `status` with the calling thread's last-error detail. Call it right
+ * after the failing C call, on the same thread, before anything else can fail. */
+PyObject *raise_status(uform_status_t status);
+/* Raises a status the binding itself decided on (a Python-side timeout), with its own text. */
+PyObject *raise_status_text(uform_status_t status, const char *text);
+/* Creates UFormError and one subclass per status, and adds them to the module. */
+int add_errors(PyObject *module);
+
+/* ---- arguments.c --------------------------------------------------------------------------- */
+
+PyObject *package_enum(const char *name);
+PyObject *enum_member(const char *name, long value);
+PyObject *optional_enum_member(const char *name, long value);
+int parse_enum(PyObject *object, const char *name, const char *argument, long low, long high, int none_allowed,
+               long *value);
+int parse_size(PyObject *object, const char *argument, size_t *value);
+int parse_address(PyObject *object, const char *argument, void **address);
+int parse_ids(PyObject *object, const char *argument, int32_t **ids, size_t *count);
+
+/* ---- callbacks.c --------------------------------------------------------------------------- */
+
+/* What a verb's trampolines share: the Python callables and the first exception they raised. */
+typedef struct call_context_t {
+    PyObject *function; /* called as function(task, thread) or function(first, count, thread); NULL: native */
+    PyObject *progress; /* called as progress(done, total), or NULL */
+    PyObject *error;    /* the first exception raised, guarded by the GIL */
+    atomic_int failed;  /* read without the GIL so later tasks skip taking it */
+    void *owner;        /* the ExecutorObject running the call */
+} call_context_t;
+
+/* The executor whose Python callback this thread is running, if any: a callback calling back
+ * into its own executor would wait on itself, so that is refused with a RuntimeError. */
+extern _Thread_local void *running_callback_of;
+
+uform_status_t task_trampoline(void *context, size_t task, size_t thread);
+uform_status_t slice_trampoline(void *context, size_t first, size_t count, size_t thread);
+void progress_trampoline(void *opaque, size_t done, size_t total);
+void context_clear(call_context_t *context);
+/* Raises the recorded exception, if any; answers 1 when it did. */
+int raise_recorded(call_context_t *context);
+
+/* ---- executor.c ---------------------------------------------------------------------------- */
+
+/* A close in progress: uform_executor_free runs on its own thread so that the closing Python
+ * thread can answer Ctrl-C; a later close() waits for the same thread again. */
+typedef struct closer_t closer_t;
+
+typedef struct {
+    PyObject_HEAD
+    uform_executor_t *executor;
+    closer_t *closer;     /* a close begun and not yet seen to end, or NULL */
+    PyObject *weakreflist;
+    Py_ssize_t busy;      /* Python threads inside a C call on it (guarded by the GIL) */
+    Py_ssize_t borrowers; /* meshes borrowing it; the last one's release frees it */
+    int closed;
+} ExecutorObject;
+
+extern PyTypeObject ExecutorType;
+
+int executor_open(ExecutorObject *self);
+/* Before a call that may wait on the executor: open, and not from one of its own callbacks. */
+int executor_check(ExecutorObject *self);
+/* Frees the C executor now, unless a mesh still borrows it. */
+uform_status_t executor_release(ExecutorObject *self);
+/* Starts a detached thread that frees `executor` (without the GIL); -1 if none could start. */
+int executor_free_detached(uform_executor_t *executor);
+/* Runs `body(argument)` on a new thread with every signal blocked there, so that signals keep
+ * reaching the main thread. Answers pthread_create's result. */
+int start_quiet_thread(pthread_t *thread, void *(*body)(void *), void *argument);
+int interpreter_finalizing(void);
+
+/* ---- deferred.c ---------------------------------------------------------------------------- */
+
+/* What one deferred call keeps alive until it ends: the trampolines' context, the executor
+ * and the objects a native call's context refers to. A Deferred owns its record; one dropped
+ * before its call ends hands the record to the reaper thread, which releases it once the call
+ * has finished, so that dropping never blocks and never waits on the executor's own threads. */
+typedef struct deferred_call_t {
+    struct deferred_call_t *next; /* in the reaper's list */
+    uform_deferred_t *handle;     /* NULL until the submission succeeded */
+    call_context_t context;
+    PyObject *executor;           /* the ExecutorObject, strong */
+    PyObject *keep;               /* strong, or NULL */
+    const char *verb;             /* "for_n", ... for repr and warnings */
+    int retrieved;                /* its failure was raised to Python at least once */
+} deferred_call_t;
+
+typedef struct {
+    PyObject_HEAD
+    deferred_call_t *call;
+    PyObject *weakreflist;
+} DeferredObject;
+
+extern PyTypeObject DeferredType;
+
+/* A new Deferred owning a fresh record for `executor`, or NULL with an exception set. */
+DeferredObject *deferred_new(PyObject *executor, PyObject *function, PyObject *progress, PyObject *keep,
+                             const char *verb);
+/* Forgets what a Deferred of a refused submission refers to, so that dropping it is quiet. */
+void deferred_discard(DeferredObject *self);
+/* Resets the reaper in a fork()ed child, where its thread does not exist. */
+void deferred_atfork_child(void);
+
+/* ---- mesh.c -------------------------------------------------------------------------------- */
+
+extern PyTypeObject MeshOptionsType;
+extern PyTypeObject MeshType;
+extern PyTypeObject *MeshDescriptionType;
+extern PyStructSequence_Desc MeshDescription_desc;
+
+/* ---- hardware.c ---------------------------------------------------------------------------- */
+
+extern PyTypeObject *GPUDeviceType;
+extern PyStructSequence_Desc GPUDevice_desc;
+/* The module's functions: capabilities, devices, version, info. */
+extern PyMethodDef module_methods[];
+
+#endif /* UFORM_PYTHON_BINDING_H */

@@ -1,0 +1,357 @@
+/* uform.lib: uform.MeshOptions, uform.Mesh and uform.MeshDescription. */
+#include "binding.h"
+
+PyTypeObject *MeshDescriptionType;
+
+/* -------------------------------------------------------------------------------------------- */
+/* MeshOptions                                                                                  */
+
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t host_domain_index;
+    Py_ssize_t host_domain_count;
+    Py_ssize_t gpus_per_multimem_domain;
+    PyObject *directory; /* None, str, bytes or os.PathLike, as given */
+    PyObject *job;       /* None or str */
+    double timeout_seconds;
+    int initialized; /* __init__ ran once: the options are immutable after */
+} MeshOptionsObject;
+
+static int parse_count(PyObject *object, const char *argument, Py_ssize_t *value) {
+    size_t size = 0;
+    if (parse_size(object, argument, &size) < 0) return -1;
+    if (size > (size_t)PY_SSIZE_T_MAX) {
+        PyErr_Format(PyExc_ValueError, "%s is too large", argument);
+        return -1;
+    }
+    *value = (Py_ssize_t)size;
+    return 0;
+}
+
+static int MeshOptions_init(MeshOptionsObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"host_domain_index", "host_domain_count", "gpus_per_multimem_domain",
+                               "directory",         "job",               "timeout_seconds",
+                               NULL};
+    PyObject *index_object = NULL, *count_object = NULL, *multimem_object = NULL, *directory = Py_None,
+             *job = Py_None, *timeout_object = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOOOO:MeshOptions", keywords, &index_object, &count_object,
+                                     &multimem_object, &directory, &job, &timeout_object))
+        return -1;
+    if (self->initialized) {
+        PyErr_SetString(PyExc_TypeError, "MeshOptions are immutable");
+        return -1;
+    }
+    Py_ssize_t index = 0, count = 0, multimem = 0;
+    double timeout = 0.0;
+    if (index_object && parse_count(index_object, "host_domain_index", &index) < 0) return -1;
+    if (count_object && parse_count(count_object, "host_domain_count", &count) < 0) return -1;
+    if (multimem_object && parse_count(multimem_object, "gpus_per_multimem_domain", &multimem) < 0) return -1;
+    if (timeout_object) {
+        if (!PyFloat_Check(timeout_object) && (!PyLong_Check(timeout_object) || PyBool_Check(timeout_object))) {
+            PyErr_Format(PyExc_TypeError, "timeout_seconds must be a float, not %.100s",
+                         Py_TYPE(timeout_object)->tp_name);
+            return -1;
+        }
+        timeout = PyFloat_AsDouble(timeout_object);
+        if (timeout == -1.0 && PyErr_Occurred()) return -1;
+        if (!isfinite(timeout) || timeout < 0) {
+            PyErr_Format(PyExc_ValueError, "timeout_seconds must be finite and non-negative, not %R", timeout_object);
+            return -1;
+        }
+    }
+    if (directory != Py_None) {
+        PyObject *path = PyOS_FSPath(directory);
+        if (!path) return -1;
+        Py_ssize_t length = 0;
+        const char *text = NULL;
+        PyObject *encoded = NULL;
+        if (PyUnicode_Check(path)) {
+            encoded = PyUnicode_EncodeFSDefault(path);
+            if (!encoded) {
+                Py_DECREF(path);
+                return -1;
+            }
+        } else {
+            encoded = Py_NewRef(path);
+        }
+        text = PyBytes_AS_STRING(encoded);
+        length = PyBytes_GET_SIZE(encoded);
+        int bad = (Py_ssize_t)strlen(text) != length || length == 0;
+        Py_DECREF(encoded);
+        Py_DECREF(path);
+        if (bad) {
+            PyErr_SetString(PyExc_ValueError, "directory must be a non-empty path without NUL characters");
+            return -1;
+        }
+    }
+    if (job != Py_None) {
+        if (!PyUnicode_Check(job)) {
+            PyErr_Format(PyExc_TypeError, "job must be a str or None, not %.100s", Py_TYPE(job)->tp_name);
+            return -1;
+        }
+        Py_ssize_t length = 0;
+        const char *text = PyUnicode_AsUTF8AndSize(job, &length);
+        if (!text) return -1;
+        if ((Py_ssize_t)strlen(text) != length) {
+            PyErr_SetString(PyExc_ValueError, "job must not contain NUL characters");
+            return -1;
+        }
+    }
+    self->host_domain_index = index;
+    self->host_domain_count = count;
+    self->gpus_per_multimem_domain = multimem;
+    self->directory = directory == Py_None ? NULL : Py_NewRef(directory);
+    self->job = job == Py_None ? NULL : Py_NewRef(job);
+    self->timeout_seconds = timeout;
+    self->initialized = 1;
+    return 0;
+}
+
+/* __init__ as a method too (METH_COEXIST) so introspection sees its real signature. */
+static PyObject *MeshOptions_init_method(MeshOptionsObject *self, PyObject *args, PyObject *kwargs) {
+    if (MeshOptions_init(self, args, kwargs) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Validation and storage happen in __init__; a bare instance holds the defaults. */
+static PyObject *MeshOptions_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    return type->tp_alloc(type, 0);
+}
+
+static void MeshOptions_dealloc(MeshOptionsObject *self) {
+    Py_XDECREF(self->directory);
+    Py_XDECREF(self->job);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *MeshOptions_repr(MeshOptionsObject *self) {
+    PyObject *timeout = PyFloat_FromDouble(self->timeout_seconds);
+    if (!timeout) return NULL;
+    PyObject *text = PyUnicode_FromFormat(
+        "MeshOptions(host_domain_index=%zd, host_domain_count=%zd, gpus_per_multimem_domain=%zd, directory=%R, "
+        "job=%R, timeout_seconds=%R)",
+        self->host_domain_index, self->host_domain_count, self->gpus_per_multimem_domain,
+        self->directory ? self->directory : Py_None, self->job ? self->job : Py_None, timeout);
+    Py_DECREF(timeout);
+    return text;
+}
+
+static PyMemberDef MeshOptions_members[] = {
+    {"host_domain_index", T_PYSSIZET, offsetof(MeshOptionsObject, host_domain_index), READONLY,
+     "This process's index among host_domain_count."},
+    {"host_domain_count", T_PYSSIZET, offsetof(MeshOptionsObject, host_domain_count), READONLY,
+     "Processes in the run; 0 means 1 (no peers)."},
+    {"gpus_per_multimem_domain", T_PYSSIZET, offsetof(MeshOptionsObject, gpus_per_multimem_domain), READONLY,
+     "GPUs one NVLink multicast domain spans; 0 derives it."},
+    {"directory", T_OBJECT, offsetof(MeshOptionsObject, directory), READONLY,
+     "The directory every host sees; required with peers."},
+    {"job", T_OBJECT, offsetof(MeshOptionsObject, job), READONLY, "The run's unique plain name; required with peers."},
+    {"timeout_seconds", T_DOUBLE, offsetof(MeshOptionsObject, timeout_seconds), READONLY,
+     "Bound on every wait for a peer; 0 means 120."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+PyDoc_STRVAR(MeshOptions_init_doc,
+             "__init__($self, /, *, host_domain_index=0, host_domain_count=0, gpus_per_multimem_domain=0,"
+             " directory=None, job=None, timeout_seconds=0.0)\n"
+             "--\n\n"
+             "Where this process sits among the processes training one model, and how they meet.");
+
+static PyMethodDef MeshOptions_methods[] = {
+    {"__init__", (PyCFunction)(void (*)(void))MeshOptions_init_method, METH_VARARGS | METH_KEYWORDS | METH_COEXIST,
+     MeshOptions_init_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+PyDoc_STRVAR(MeshOptions_doc,
+             "MeshOptions(*, host_domain_index=0, host_domain_count=0, gpus_per_multimem_domain=0,"
+             " directory=None, job=None, timeout_seconds=0.0)\n"
+             "--\n\n"
+             "Where this process sits among the processes training one model, and how they meet.");
+
+PyTypeObject MeshOptionsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "uform.lib.MeshOptions",
+    .tp_basicsize = sizeof(MeshOptionsObject),
+    .tp_dealloc = (destructor)MeshOptions_dealloc,
+    .tp_repr = (reprfunc)MeshOptions_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = MeshOptions_doc,
+    .tp_members = MeshOptions_members,
+    .tp_methods = MeshOptions_methods,
+    .tp_init = (initproc)MeshOptions_init,
+    .tp_new = MeshOptions_new,
+};
+
+/* -------------------------------------------------------------------------------------------- */
+/* Mesh                                                                                         */
+
+typedef struct {
+    PyObject_HEAD
+    uform_mesh_t *mesh;
+    ExecutorObject *executor; /* borrowed by the mesh; kept open until the mesh is released */
+} MeshObject;
+
+static void Mesh_dealloc(MeshObject *self) {
+    if (self->mesh) {
+        uform_mesh_t *mesh = self->mesh;
+        self->mesh = NULL;
+        Py_BEGIN_ALLOW_THREADS
+        uform_mesh_free(mesh);
+        Py_END_ALLOW_THREADS
+    }
+    if (self->executor) {
+        self->executor->borrowers--;
+        /* An executor closed while borrowed is freed by its last borrower. */
+        if (self->executor->closed && self->executor->borrowers == 0) (void)executor_release(self->executor);
+        Py_CLEAR(self->executor);
+    }
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+PyDoc_STRVAR(Mesh_bootstrap_doc, "bootstrap($cls, executor, options, /)\n"
+                                 "--\n\n"
+                                 "Joins this process to the run's mesh.\n\n"
+                                 "Calls uform_mesh_bootstrap.");
+
+static PyObject *Mesh_bootstrap(PyTypeObject *cls, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "bootstrap() takes exactly 2 positional arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (!PyObject_TypeCheck(args[0], &ExecutorType)) {
+        PyErr_Format(PyExc_TypeError, "executor must be a uform.Executor, not %.100s", Py_TYPE(args[0])->tp_name);
+        return NULL;
+    }
+    if (args[1] != Py_None && !PyObject_TypeCheck(args[1], &MeshOptionsType)) {
+        PyErr_Format(PyExc_TypeError, "options must be a uform.MeshOptions or None, not %.100s",
+                     Py_TYPE(args[1])->tp_name);
+        return NULL;
+    }
+    ExecutorObject *executor = (ExecutorObject *)args[0];
+    if (executor_check(executor) < 0) return NULL;
+    uform_mesh_options_t options = UFORM_MESH_OPTIONS_INIT;
+    PyObject *directory = NULL, *job = NULL;
+    const uform_mesh_options_t *options_pointer = NULL;
+    if (args[1] != Py_None) {
+        MeshOptionsObject *given = (MeshOptionsObject *)args[1];
+        options.host_domain_index = (size_t)given->host_domain_index;
+        options.host_domain_count = (size_t)given->host_domain_count;
+        options.gpus_per_multimem_domain = (size_t)given->gpus_per_multimem_domain;
+        options.timeout_seconds = given->timeout_seconds;
+        if (given->directory) {
+            if (!PyUnicode_FSConverter(given->directory, &directory)) return NULL;
+            options.directory = PyBytes_AS_STRING(directory);
+        }
+        if (given->job) {
+            job = PyUnicode_AsUTF8String(given->job);
+            if (!job) {
+                Py_XDECREF(directory);
+                return NULL;
+            }
+            options.job = PyBytes_AS_STRING(job);
+        }
+        options_pointer = &options;
+    }
+    MeshObject *self = (MeshObject *)cls->tp_alloc(cls, 0);
+    if (!self) {
+        Py_XDECREF(directory);
+        Py_XDECREF(job);
+        return NULL;
+    }
+    uform_mesh_t *mesh = NULL;
+    uform_status_t status;
+    executor->busy++;
+    Py_BEGIN_ALLOW_THREADS
+    status = uform_mesh_bootstrap(executor->executor, options_pointer, &mesh);
+    Py_END_ALLOW_THREADS
+    executor->busy--;
+    Py_XDECREF(directory);
+    Py_XDECREF(job);
+    if (status != UFORM_STATUS_OK) {
+        raise_status(status);
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->mesh = mesh;
+    self->executor = (ExecutorObject *)Py_NewRef(executor);
+    executor->borrowers++;
+    return (PyObject *)self;
+}
+
+PyDoc_STRVAR(Mesh_describe_doc, "describe($self, /)\n"
+                                "--\n\n"
+                                "The mesh's shape and this process's place in it.\n\n"
+                                "Calls uform_mesh_describe.");
+
+static PyObject *Mesh_describe(MeshObject *self, PyObject *unused) {
+    uform_mesh_description_t description;
+    memset(&description, 0, sizeof description);
+    uform_status_t status = uform_mesh_describe(self->mesh, &description);
+    if (status != UFORM_STATUS_OK) return raise_status(status);
+    PyObject *result = PyStructSequence_New(MeshDescriptionType);
+    if (!result) return NULL;
+    PyObject *items[7] = {
+        PyLong_FromSize_t(description.gpus_per_host_domain),
+        PyLong_FromSize_t(description.gpus_per_multimem_domain),
+        PyLong_FromSize_t(description.gpus_per_colocated_domain),
+        PyLong_FromSize_t(description.host_domain_index),
+        PyLong_FromSize_t(description.first_gpu_index),
+        enum_member("MultimemTier", (long)description.multimem_tier),
+        optional_enum_member("GPUClass", (long)description.gpu_class),
+    };
+    int failed = 0;
+    for (int i = 0; i < 7; ++i) {
+        if (!items[i]) failed = 1;
+        PyStructSequence_SET_ITEM(result, i, items[i] ? items[i] : Py_NewRef(Py_None));
+    }
+    if (failed) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
+static PyObject *Mesh_repr(MeshObject *self) {
+    uform_mesh_description_t description;
+    memset(&description, 0, sizeof description);
+    if (!self->mesh || uform_mesh_describe(self->mesh, &description) != UFORM_STATUS_OK)
+        return PyUnicode_FromString("<uform.Mesh>");
+    return PyUnicode_FromFormat("<uform.Mesh host_domain_index=%zu gpus_per_host_domain=%zu first_gpu_index=%zu "
+                                "gpus_per_colocated_domain=%zu>",
+                                description.host_domain_index, description.gpus_per_host_domain,
+                                description.first_gpu_index, description.gpus_per_colocated_domain);
+}
+
+static PyMethodDef Mesh_methods[] = {
+    {"bootstrap", (PyCFunction)(void (*)(void))Mesh_bootstrap, METH_FASTCALL | METH_CLASS, Mesh_bootstrap_doc},
+    {"describe", (PyCFunction)Mesh_describe, METH_NOARGS, Mesh_describe_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+PyDoc_STRVAR(Mesh_doc, "One process's place among the processes of a run, borrowed by every trainer.");
+
+PyTypeObject MeshType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "uform.lib.Mesh",
+    .tp_basicsize = sizeof(MeshObject),
+    .tp_dealloc = (destructor)Mesh_dealloc,
+    .tp_repr = (reprfunc)Mesh_repr,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = Mesh_doc,
+    .tp_methods = Mesh_methods,
+};
+
+static PyStructSequence_Field MeshDescription_fields[] = {
+    {"gpus_per_host_domain", "GPUs one process drives."},
+    {"gpus_per_multimem_domain", "GPUs one NVLink domain spans."},
+    {"gpus_per_colocated_domain", "GPUs in the whole run."},
+    {"host_domain_index", "This process's index among the run's processes."},
+    {"first_gpu_index", "The run-wide index of this process's first GPU."},
+    {"multimem_tier", "How its NVLink domains reduce."},
+    {"gpu_class", "The class every GPU of the run dispatches as, or None."},
+    {NULL, NULL},
+};
+
+PyStructSequence_Desc MeshDescription_desc = {
+    "uform.lib.MeshDescription", "What a mesh reports about itself, as uform_mesh_description_t holds it.",
+    MeshDescription_fields, 7};
+
