@@ -28,7 +28,7 @@ void bench_print_usage(FILE *out, char const *program) {
             "                     many calls each after --short-idle-us N (default 100) idle\n"
             "  --idle S           seconds of sleep for the idle-cost figure\n"
             "  --counts A,B,..    thread counts (table default: 1, cores, 2x cores; --threads\n"
-            "                     default: 1, 2, 4, ... up to 4x cores)\n"
+            "                     default: 1, 2, 4, ... up to 4x cores); also --threads A,B,..\n"
             "  --peers A,B,..     pools to run, of:",
             program);
     for (size_t i = 0; i < bench_peers_count; i++) fprintf(out, " %s", bench_peers[i]->name);
@@ -81,19 +81,15 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
             o->parts |= BENCH_PART_EXECUTORS;
             continue;
         }
-        if (strcmp(a, "--threads") == 0) {
-            if (v && v[0] >= '0' && v[0] <= '9') {
-                fprintf(stderr, "uform bench: --threads takes no value (it runs the thread sweep); thread counts: "
-                                "--counts %s\n",
-                        v);
-                return 2;
-            }
+        /* --threads alone runs the sweep; followed by a list of counts it is the older spelling of
+         * --counts (kept: scripts and the CLI smoke test pass it). */
+        if (strcmp(a, "--threads") == 0 && !(v && v[0] >= '0' && v[0] <= '9')) {
             o->parts |= BENCH_PART_THREADS;
             continue;
         }
         static char const *const valued[] = {"--rounds", "--warmup",       "--duration", "--reduce-mib",
                                              "--passes", "--wake-samples", "--wake-idle-ms", "--short-idle-us",
-                                             "--idle",   "--timeout",      "--peers",    "--counts",
+                                             "--idle",   "--timeout",      "--peers",    "--counts", "--threads",
                                              NULL};
         int known = 0;
         for (size_t k = 0; valued[k]; k++)
