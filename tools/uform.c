@@ -14,7 +14,9 @@ static int usage(FILE *stream) {
     fprintf(stream,
             "usage: uform <command> [options]\n"
             "  info [--json]        capabilities, CPU class, NUMA domains, threads, GPUs\n"
-            "  bench [--quick] ...  host executor vs OpenMP, pthreadpool, oneTBB (uform bench --help)\n"
+            "  bench [--quick] ...  host executor vs OpenMP, pthreadpool, oneTBB, and many executors\n"
+            "                       at once; --threads: fork-join cost from 1 thread to 4x the cores\n"
+            "                       (uform bench --help)\n"
             "  mesh --directory DIR --job NAME [--index I] [--count N] [--timeout S]\n"
             "                       join a run's mesh over every GPU and print its description\n"
             "  version              the library's version\n");

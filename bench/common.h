@@ -1,0 +1,44 @@
+/**
+ * @file bench/common.h
+ * @brief Helpers every part of `uform bench` shares: clocks, medians, the machine's
+ *        description and load, and the Markdown table's formatting.
+ */
+#ifndef UFORM_BENCH_COMMON_H
+#define UFORM_BENCH_COMMON_H
+
+#include <stddef.h>
+
+double bench_now_seconds(void);          /* CLOCK_MONOTONIC */
+double bench_process_cpu_seconds(void);  /* this process, every thread */
+void bench_sleep_seconds(double seconds);
+/** The median of `count` values (NaN for none); sorts them in place. */
+double bench_median(double *values, size_t count);
+
+size_t bench_usable_cores(void);         /* CPUs in this process's affinity mask */
+void bench_cpu_model(char *out, size_t size);
+
+/** Machine-wide CPU accounting from /proc/stat, in seconds: busy (neither idle nor iowait)
+ *  and steal (time the hypervisor ran something else on our vCPUs). */
+typedef struct bench_machine_cpu_t {
+    double busy, steal, total;
+    int ok;
+} bench_machine_cpu_t;
+bench_machine_cpu_t bench_machine_cpu(void);
+/** CPU seconds of this process and its waited-for children. */
+double bench_own_cpu_seconds(void);
+/** Prints the "- during the run ..." line: how busy the rest of the machine was. */
+void bench_print_load(bench_machine_cpu_t before, bench_machine_cpu_t after, double own_seconds, double wall);
+/** Prints the "- machine: ..." and "- built with: ..." lines. */
+void bench_print_machine(void);
+
+/* "352 ns", "52.9 us", "8.26 ms"; "-" for NaN. */
+void bench_format_time(char *out, size_t size, double ns);
+/* value / reference in 2-3 significant digits; "-" when either is missing. */
+void bench_format_ratio(char *out, size_t size, double value, double reference);
+
+/** One Markdown table: `rows` rows of `columns` cells of 48 characters, the first row the
+ *  header; columns from `right_from` on are right-aligned. */
+#define BENCH_CELL 48
+void bench_print_table(char (*cells)[BENCH_CELL], size_t rows, size_t columns, int right_from);
+
+#endif /* UFORM_BENCH_COMMON_H */

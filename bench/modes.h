@@ -1,0 +1,25 @@
+/**
+ * @file bench/modes.h
+ * @brief The parts of `uform bench`, each in its own file: a parent that runs fresh children
+ *        and prints a table, and the child side that measures one configuration. A child's
+ *        UFORM_BENCH_CHILD spec starts with its part's name ("table:", "threads:",
+ *        "executors:").
+ */
+#ifndef UFORM_BENCH_MODES_H
+#define UFORM_BENCH_MODES_H
+
+#include "options.h"
+
+/* table.c: fork-join, wake, reduction and idle, every pool side by side. */
+int bench_table_run(options_t const *o, char **self_argv);
+int bench_table_child(options_t const *o, char const *spec);
+
+/* threads.c: fork-join cost from 1 thread to 4x the cores. */
+int bench_threads_run(options_t const *o, char **self_argv);
+int bench_threads_child(options_t const *o, char const *spec);
+
+/* executors.c: many uform executors in one process, each driven from its own thread. */
+int bench_executors_run(options_t const *o, char **self_argv);
+int bench_executors_child(options_t const *o, char const *spec);
+
+#endif /* UFORM_BENCH_MODES_H */

@@ -1,0 +1,144 @@
+/* `uform bench`'s command line (see options.h). */
+#include "options.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "peers.h"
+
+void bench_print_usage(FILE *out, char const *program) {
+    fprintf(out,
+            "usage: %s [--quick | --full] [--table] [--executors] [--threads] [options]\n"
+            "Measures uform's host executor beside OpenMP, pthreadpool, oneTBB and a serial loop;\n"
+            "prints Markdown tables on stdout, progress on stderr. Timings never fail the run.\n"
+            "Parts (default: --table and --executors):\n"
+            "  --table            fork-join, wake after idle, reduction and idle cost, side by side\n"
+            "  --executors        1, 2 and 4 uform executors driven at once from their own threads,\n"
+            "                     beside the same total work on one executor\n"
+            "  --threads          fork-join cost from 1 thread to 4x the cores (1, 2, 4, ...),\n"
+            "                     empty and with a little work, uform beside the peers\n"
+            "Options:\n"
+            "  --quick            under half a minute: 1 round, 0.25 s fork-join, 256 MiB, 0.25 s idle\n"
+            "  --full             the default: 5 rounds, 1 s fork-join, 1 GiB x 5 passes, 1 s idle\n"
+            "  --rounds N         fresh processes per configuration (median taken)\n"
+            "  --duration S       timed fork-join seconds (after --warmup S, default 0.1)\n"
+            "  --reduce-mib N     float32 MiB summed; --passes N timed passes\n"
+            "  --wake-samples N   timed wakes, each after --wake-idle-ms N (default 10) idle, and as\n"
+            "                     many calls each after --short-idle-us N (default 100) idle\n"
+            "  --idle S           seconds of sleep for the idle-cost figure\n"
+            "  --counts A,B,..    thread counts (table default: 1, cores, 2x cores; --threads\n"
+            "                     default: 1, 2, 4, ... up to 4x cores); also --threads A,B,..\n"
+            "  --peers A,B,..     pools to run, of:",
+            program);
+    for (size_t i = 0; i < bench_peers_count; i++) fprintf(out, " %s", bench_peers[i]->name);
+    fprintf(out, "\n  --timeout S        seconds before a configuration counts as hung (default 120)\n");
+}
+
+static int parse_counts(char const *v, options_t *o) {
+    o->threads_count = 0;
+    for (char const *p = v; *p;) {
+        char *end;
+        unsigned long n = strtoul(p, &end, 10);
+        if (end == p || !n || n > 4096 || o->threads_count == BENCH_MAX_THREAD_COUNTS || (*end && *end != ',')) {
+            fprintf(stderr, "uform bench: bad --counts %s\n", v);
+            return 2;
+        }
+        o->threads[o->threads_count++] = n;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
+int bench_parse_options(int argc, char **argv, options_t *o) {
+    memset(o, 0, sizeof(*o));
+    int quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) quick = 1;
+        else if (strcmp(argv[i], "--full") == 0) quick = 0;
+    }
+    o->quick = quick;
+    o->rounds = quick ? 1 : 5;
+    o->warmup = 0.1;
+    o->duration = quick ? 0.25 : 1.0;
+    o->reduce_mib = quick ? 256 : 1024;
+    o->passes = quick ? 3 : 5;
+    o->wake_samples = quick ? 20 : 50;
+    o->wake_idle = 0.010;
+    o->short_idle = 100e-6;
+    o->idle_seconds = quick ? 0.25 : 1.0;
+    o->timeout = 120;
+    for (int i = 1; i < argc; i++) {
+        char const *a = argv[i];
+        char const *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--quick") == 0 || strcmp(a, "--full") == 0) continue;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return 3;
+        if (strcmp(a, "--table") == 0) {
+            o->parts |= BENCH_PART_TABLE;
+            continue;
+        }
+        if (strcmp(a, "--executors") == 0) {
+            o->parts |= BENCH_PART_EXECUTORS;
+            continue;
+        }
+        /* --threads alone runs the sweep; followed by a list of counts it is the older spelling of
+         * --counts (kept: scripts and the CLI smoke test pass it). */
+        if (strcmp(a, "--threads") == 0 && !(v && v[0] >= '0' && v[0] <= '9')) {
+            o->parts |= BENCH_PART_THREADS;
+            continue;
+        }
+        static char const *const valued[] = {"--rounds", "--warmup",       "--duration", "--reduce-mib",
+                                             "--passes", "--wake-samples", "--wake-idle-ms", "--short-idle-us",
+                                             "--idle",   "--timeout",      "--peers",    "--counts", "--threads",
+                                             NULL};
+        int known = 0;
+        for (size_t k = 0; valued[k]; k++)
+            if (strcmp(a, valued[k]) == 0) known = 1;
+        if (!known) {
+            fprintf(stderr, "uform bench: unknown option %s\n", a);
+            return 2;
+        }
+        if (!v) {
+            fprintf(stderr, "uform bench: %s needs a value\n", a);
+            return 2;
+        }
+        i++;
+        if (strcmp(a, "--rounds") == 0) o->rounds = atoi(v);
+        else if (strcmp(a, "--warmup") == 0) o->warmup = atof(v);
+        else if (strcmp(a, "--duration") == 0) o->duration = atof(v);
+        else if (strcmp(a, "--reduce-mib") == 0) o->reduce_mib = (size_t)atol(v);
+        else if (strcmp(a, "--passes") == 0) o->passes = atoi(v);
+        else if (strcmp(a, "--wake-samples") == 0) o->wake_samples = atoi(v);
+        else if (strcmp(a, "--wake-idle-ms") == 0) o->wake_idle = atof(v) * 1e-3;
+        else if (strcmp(a, "--short-idle-us") == 0) o->short_idle = atof(v) * 1e-6;
+        else if (strcmp(a, "--idle") == 0) o->idle_seconds = atof(v);
+        else if (strcmp(a, "--timeout") == 0) o->timeout = atof(v);
+        else if (strcmp(a, "--peers") == 0) o->peers = v;
+        else if (parse_counts(v, o)) return 2;
+    }
+    if (!o->parts) o->parts = BENCH_PART_TABLE | BENCH_PART_EXECUTORS;
+    if (o->rounds < 1 || o->rounds > 64 || o->duration <= 0 || o->warmup < 0 || !o->reduce_mib || o->passes < 1 ||
+        o->wake_samples < 1 || o->wake_idle < 0 || o->short_idle < 0 || o->idle_seconds <= 0 || o->timeout <= 0) {
+        fprintf(stderr, "uform bench: an option is out of range\n");
+        return 2;
+    }
+    /* Per-lane float sums stay exact up to 2^22 values of at most 3 per lane: 1 GiB per call. */
+    if (o->reduce_mib > 1024) {
+        fprintf(stderr, "uform bench: --reduce-mib is at most 1024 (the exact check's limit)\n");
+        return 2;
+    }
+    if (o->peers)
+        for (char const *p = o->peers; *p;) {
+            char const *end = strchr(p, ',');
+            size_t n = end ? (size_t)(end - p) : strlen(p);
+            char name[64];
+            snprintf(name, sizeof(name), "%.*s", (int)(n < 63 ? n : 63), p);
+            if (!bench_find_peer(name)) {
+                fprintf(stderr, "uform bench: no pool named '%s' in this build\n", name);
+                return 2;
+            }
+            if (!end) break;
+            p = end + 1;
+        }
+    return 0;
+}

@@ -1,0 +1,49 @@
+/* A little work for one item (see work.h). */
+#include "work.h"
+
+#include <stdio.h>
+
+#include "common.h"
+
+uint64_t bench_work(uint64_t seed) {
+    uint64_t x = seed | 1;
+    for (int i = 0; i < BENCH_WORK_STEPS; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    return x;
+}
+
+void bench_work_empty_item(void *context, size_t item) {
+    bench_work_slot_t *slots = (bench_work_slot_t *)context;
+    slots[item].count++;
+}
+
+void bench_work_item(void *context, size_t item) {
+    bench_work_slot_t *slots = (bench_work_slot_t *)context;
+    slots[item].sink += bench_work(slots[item].sink + item);
+    slots[item].count++;
+}
+
+int bench_work_check(bench_work_slot_t const *slots, size_t items, size_t expected, char const *what) {
+    for (size_t i = 0; i < items; i++)
+        if (slots[i].count != expected) {
+            fprintf(stderr, "uform bench: %s: item %zu ran %zu times, expected %zu\n", what, i, slots[i].count,
+                    expected);
+            return 1;
+        }
+    return 0;
+}
+
+double bench_work_item_ns(void) {
+    static bench_work_slot_t slot; /* static: the work's result escapes, so it is not optimised away */
+    double samples[31];
+    for (int s = 0; s < 31; s++) {
+        double start = bench_now_seconds();
+        for (int k = 0; k < 100; k++) bench_work_item(&slot, 0);
+        samples[s] = (bench_now_seconds() - start) * 1e9 / 100;
+    }
+    __asm__ volatile("" : : "r"(slot.sink) : "memory");
+    return bench_median(samples, 31);
+}
