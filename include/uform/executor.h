@@ -15,8 +15,26 @@
  * - Callbacks run on the executor's threads (and, for synchronous calls, on the calling
  *   thread as thread 0). A callback calling a verb, drain or free of its own executor, or
  *   waiting for a deferred call that executor has yet to run, gets INVALID_ARGUMENT instead of
- *   a deadlock. Longer cycles across executors (X's callback waits on Y whose callback waits
- *   on X) are the caller's to avoid.
+ *   a deadlock. That holds through other executors' calls nested on the same OS thread (X's
+ *   thread calls Y, and Y's callback, running on that thread, calls X). Longer cycles across
+ *   threads (X's callback waits on Y whose other thread waits on X) are the caller's to avoid.
+ * - The `thread` a callback is given is a logical slot, not an OS thread: a share whose worker is
+ *   asleep or preempted may run on the forking thread instead. Per-thread state (scratch
+ *   included) is keyed by the slot, and one slot never runs on two threads at once.
+ * - Tasks of one call may wait for each other: every share with work is given a thread that is
+ *   awake, so a barrier between tasks of different slots ends (slots <= the thread count).
+ * - Lifetimes: everything a call is given (context, progress and progress_context) must outlive
+ *   it, for a deferred call until it has finished. uform_executor_free may be called while other
+ *   threads are inside any function of this executor: it waits for each of them to leave (calls
+ *   that began before free are finished or refused), so none touches freed memory. A call that
+ *   begins after free returned is a use after free, as for any freed object.
+ * - fork() inside a callback: in the child, a synchronous call whose calling thread forked
+ *   returns FORKED at once (the other threads do not exist there); a worker or the leader that
+ *   forked has no caller to return to, and ends the child with exit status 87 once the callback
+ *   returns into uform. The parent's call is unaffected.
+ * - Many executors in one process: each pins its threads one per core, taking first the cores
+ *   no other live executor reserves. When none are left it shares cores, and it and the
+ *   executors it shares with yield in their spin loops, as when oversubscribed.
  */
 #ifndef UFORM_EXECUTOR_H
 #define UFORM_EXECUTOR_H
@@ -41,7 +59,8 @@ typedef struct uform_arena_t uform_arena_t;
 
 /** What idle workers do between calls. */
 typedef enum uform_mood_t {
-    /** Busy-poll (pause/yield) and never sleep: the lowest latency, a core per worker. */
+    /** Busy-poll (pause/yield) and never sleep, the calling thread joining a call included: the
+     *  lowest latency, a core per worker. */
     UFORM_MOOD_SPINNING = 1,
     /**
      * Spin at most UFORM_SPIN_MICROSECONDS (default 50 us) then sleep in the kernel (futex),
@@ -117,7 +136,8 @@ UFORM_API uform_status_t uform_executor_drain(uform_executor_t *executor, uform_
  * Drains and closes the executor, joining its threads. NULL does nothing. After fork(), an
  * inherited executor's memory is released without touching its (absent) threads.
  * Deferred handles still held stay valid (finished) and must still be freed. From the moment
- * free begins, new calls from other threads are refused with INVALID_ARGUMENT.
+ * free begins, new calls from other threads are refused with INVALID_ARGUMENT, and free returns
+ * only once every other thread inside this executor's functions has left them.
  * @return OK; FORKED for an inherited executor (whose memory is still released);
  *         INVALID_ARGUMENT (nothing freed) from one of its own callbacks or when another
  *         thread is already freeing it.
@@ -166,7 +186,8 @@ typedef struct uform_call_t {
     uform_deferred_t **deferred;
     /**
      * Called with (progress_context, done, total) as tasks finish, one report at a time,
-     * non-decreasing, the last one `done == total` when the call succeeds.
+     * non-decreasing, the last one `done == total` when the call succeeds. The function and its
+     * context must stay valid until the call finishes (for a deferred call too).
      */
     uform_progress_t progress;
     void *progress_context;
@@ -184,7 +205,8 @@ typedef struct uform_call_t {
 UFORM_API uform_status_t uform_executor_for_n(uform_executor_t *executor, const uform_call_t *call, size_t n,
                                               uform_task_t task, void *context);
 
-/** As uform_executor_for_n, but threads take tasks one at a time from a shared counter. */
+/** As uform_executor_for_n, but threads take tasks one at a time: thread t first runs task t,
+ *  then takes from a shared counter. Every task runs exactly once, for any n up to SIZE_MAX. */
 UFORM_API uform_status_t uform_executor_for_n_dynamic(uform_executor_t *executor, const uform_call_t *call,
                                                       size_t n, uform_task_t task, void *context);
 
