@@ -22,10 +22,8 @@ uform_status_t uform_arena_new_in(uform_executor_t *executor, size_t capacity, u
     *arena_out = NULL;
     if (!capacity) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_arena_new_in: capacity is 0");
     if (!executor) return new_in(NULL, capacity, arena_out);
-    uform_status_t status = uform__executor_usable(executor, "uform_arena_new_in");
-    if (status != UFORM_STATUS_OK) return status;
     /* Counted in while it reads the executor's domains: a racing free waits for it. */
-    status = uform__enter_call(executor, "uform_arena_new_in");
+    uform_status_t status = uform__enter_call(executor, "uform_arena_new_in");
     if (status != UFORM_STATUS_OK) return status;
     status = new_in(executor, capacity, arena_out);
     uform__leave(executor);

@@ -41,6 +41,7 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
         uform__deallocate(deferred);
         return entered;
     }
+    if (deferred->job.kind == UFORM_JOB_FOR_THREADS) deferred->job.n = deferred->job.total = executor->threads;
     pthread_mutex_lock(&executor->lock);
     if (atomic_load(&executor->hold) & UFORM_HOLD_CLOSING) {
         pthread_mutex_unlock(&executor->lock);

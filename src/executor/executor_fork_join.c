@@ -63,7 +63,7 @@ static void report_progress(const uform__job_t *job, uform__progress_state_t *st
 /** After a callback returned: did it fork()? Then this is the child, whose other threads are
  *  gone, and the call stops. */
 static inline bool after_callback(const share_env_t *env) {
-    if (env->executor && uform__fork_generation() != env->executor->fork_generation) {
+    if (env->executor && uform__fork_generation_installed() != env->executor->fork_generation) {
         record_failure(env->failure, UFORM_STATUS_FORKED);
         return false;
     }
@@ -270,7 +270,7 @@ static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, 
 }
 
 static bool forked(const uform_executor_t *executor) {
-    return uform__fork_generation() != executor->fork_generation;
+    return uform__fork_generation_installed() != executor->fork_generation;
 }
 
 /** Waits until every worker's share of `generation` is done; FORKED in a fork()ed child. */

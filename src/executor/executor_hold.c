@@ -85,20 +85,42 @@ static void leave_with(const uform_executor_t *constant, uint32_t amount) {
 
 void uform__leave(const uform_executor_t *executor) { leave_with(executor, UFORM_HOLD_ENTERED); }
 
-uform_status_t uform__enter_call(const uform_executor_t *executor, const char *verb) {
-    if (uform__enter(executor) & UFORM_HOLD_CLOSING) {
+/** The checks every call makes once counted in (not before: until then free may release the
+ *  executor, so counting in is the first touch). */
+static uform_status_t checks_once_entered(const uform_executor_t *executor, uint32_t hold, const char *verb) {
+    if (executor->fork_generation != uform__fork_generation_installed())
+        /* Not left again: in a fork()ed child the mutex may be held by a thread that is gone. */
+        return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do not "
+                                                "exist in this process",
+                           verb);
+    if (uform__thread_belongs_to(executor)) {
+        uform__leave(executor);
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
+                           "%s: called from inside one of this executor's own callbacks", verb);
+    }
+    if (hold & UFORM_HOLD_CLOSING) {
         uform__leave(executor);
         return closing_error(verb);
     }
     return UFORM_STATUS_OK;
 }
 
+uform_status_t uform__enter_call(const uform_executor_t *executor, const char *verb) {
+    return checks_once_entered(executor, uform__enter(executor), verb);
+}
+
 uform_status_t uform__hold_sync(uform_executor_t *executor, const char *verb) {
     /* Fast path: nothing queued, no flag set: enter and hold in one CAS. */
     uint32_t hold = atomic_load_explicit(&executor->hold, memory_order_relaxed);
     if (!(hold & UFORM_HOLD_FLAGS) && atomic_load_explicit(&executor->outstanding, memory_order_acquire) == 0 &&
-        atomic_compare_exchange_strong(&executor->hold, &hold, hold + UFORM_HOLD_ENTERED + UFORM_HOLD_SYNC))
+        atomic_compare_exchange_strong(&executor->hold, &hold, hold + UFORM_HOLD_ENTERED + UFORM_HOLD_SYNC)) {
+        /* Held (so no callback of this executor runs: nobody can belong to it), unless forked. */
+        if (executor->fork_generation != uform__fork_generation_installed())
+            return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do "
+                                                    "not exist in this process",
+                               verb);
         return UFORM_STATUS_OK;
+    }
 
     uform_status_t status = uform__enter_call(executor, verb);
     if (status != UFORM_STATUS_OK) return status;

@@ -151,7 +151,9 @@ struct uform_executor_t {
 /** Counts the calling thread in (ENTERED) without any check: free waits until it leaves.
  *  Returns the hold word as it was. */
 uint32_t uform__enter(const uform_executor_t *executor);
-/** Counts it in, or refuses with INVALID_ARGUMENT (left again) once free has begun. */
+/** Counts it in, then checks: FORKED in a fork()ed child (not left again: the mutex may be held
+ *  by a vanished thread); INVALID_ARGUMENT (left again) from one of its own callbacks or once
+ *  free has begun. The first touch of the executor by any call. */
 uform_status_t uform__enter_call(const uform_executor_t *executor, const char *verb);
 /** Counts the calling thread out; wakes a waiting free when it was the last. */
 void uform__leave(const uform_executor_t *executor);
@@ -224,7 +226,5 @@ size_t uform__placement_users(int32_t cpu);
 uform_status_t uform__validate_ram_arguments(const int32_t *domains, size_t count, uform_cpu_class_t cpu_class,
                                              size_t deferred_limit, const char *verb,
                                              const struct uform__topology_t **topology_out);
-/** FORKED if inherited across fork(), INVALID_ARGUMENT if called from inside its own callback. */
-uform_status_t uform__executor_usable(const uform_executor_t *executor, const char *verb);
 
 #endif

@@ -14,17 +14,6 @@
 #define UFORM_DEFERRED_LIMIT_MAX 65536
 #define UFORM_SPIN_DEFAULT_US 50
 
-uform_status_t uform__executor_usable(const uform_executor_t *executor, const char *verb) {
-    if (executor->fork_generation != uform__fork_generation())
-        return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do not "
-                                                "exist in this process",
-                           verb);
-    if (uform__thread_belongs_to(executor))
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: called from inside one of this executor's own callbacks", verb);
-    return UFORM_STATUS_OK;
-}
-
 static uint64_t spin_budget_ns(void) {
     /* UFORM_SPIN_MICROSECONDS, documented in the README: the PARKED spin before sleeping. */
     const char *text = getenv("UFORM_SPIN_MICROSECONDS");
@@ -251,8 +240,6 @@ static uform_status_t validate_mood(uform_mood_t mood) {
 uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t mood) {
     uform_status_t status = validate_mood(mood);
     if (status != UFORM_STATUS_OK || !executor) return status;
-    status = uform__executor_usable(executor, "uform_executor_drain");
-    if (status != UFORM_STATUS_OK) return status;
     /* Counted in until the last touch below, so a free racing this drain waits for it. */
     status = uform__enter_call(executor, "uform_executor_drain");
     if (status != UFORM_STATUS_OK) return status;
@@ -276,6 +263,9 @@ uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t moo
 
 uform_status_t uform_executor_free(uform_executor_t *executor) {
     if (!executor) return UFORM_STATUS_OK;
+    /* Counted in first, like any caller: a second free racing this one is one more thread to
+     * wait for, and reads nothing before it is counted. */
+    uform__enter(executor);
     if (executor->fork_generation != uform__fork_generation()) {
         /* In a fork()ed child the threads are gone and the locks may be held by ghosts: release
          * memory only. */
@@ -283,11 +273,11 @@ uform_status_t uform_executor_free(uform_executor_t *executor) {
         return uform__fail(UFORM_STATUS_FORKED,
                            "uform_executor_free: executor inherited across fork(); memory released, no threads joined");
     }
-    if (uform__thread_belongs_to(executor))
+    if (uform__thread_belongs_to(executor)) {
+        uform__leave(executor);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "uform_executor_free: called from inside one of this executor's own callbacks");
-    /* Counted in like any caller: a second free racing this one is one more thread to wait for. */
-    uform__enter(executor);
+    }
     pthread_mutex_lock(&executor->lock);
     if (atomic_fetch_or(&executor->hold, UFORM_HOLD_CLOSING) & UFORM_HOLD_CLOSING) {
         pthread_mutex_unlock(&executor->lock);
@@ -308,27 +298,34 @@ uform_status_t uform_executor_free(uform_executor_t *executor) {
     return UFORM_STATUS_OK;
 }
 
-/* The accessors count themselves in too: a free racing them waits until they have read. */
+/* The accessors count themselves in too: a free racing them waits until they have read. In a
+ * fork()ed child nothing can free the executor under them, and leaving might take a mutex a
+ * vanished thread holds: they only read. */
+static bool count_in(const uform_executor_t *executor) {
+    if (executor->fork_generation != uform__fork_generation_installed()) return false;
+    uform__enter(executor);
+    return true;
+}
 size_t uform_executor_threads(const uform_executor_t *executor) {
     if (!executor) return 1;
-    uform__enter(executor);
+    bool counted = count_in(executor);
     size_t threads = executor->threads;
-    uform__leave(executor);
+    if (counted) uform__leave(executor);
     return threads;
 }
 
 uform_cpu_class_t uform_executor_cpu_class(const uform_executor_t *executor) {
     if (!executor) return uform_cpu_class_derived();
-    uform__enter(executor);
+    bool counted = count_in(executor);
     uform_cpu_class_t cpu_class = executor->cpu_class;
-    uform__leave(executor);
+    if (counted) uform__leave(executor);
     return cpu_class;
 }
 
 uform_mood_t uform_executor_mood(const uform_executor_t *executor) {
     if (!executor) return UFORM_MOOD_PARKED;
-    uform__enter(executor);
+    bool counted = count_in(executor);
     uform_mood_t mood = (uform_mood_t)atomic_load(&executor->mood);
-    uform__leave(executor);
+    if (counted) uform__leave(executor);
     return mood;
 }

@@ -12,17 +12,13 @@ static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, 
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: call->struct_size is %zu, expected %zu (initialise with UFORM_CALL_INIT)", verb,
                            call->struct_size, sizeof(uform_call_t));
-    if (executor) {
-        uform_status_t usable = uform__executor_usable(executor, verb);
-        if (usable != UFORM_STATUS_OK) return usable;
-    }
     bool deferred = call && call->deferred;
     if (call) {
         job->progress = call->progress;
         job->progress_context = call->progress_context;
     }
     /* Reports come at most ~256 times a call, and per task for small calls. */
-    job->progress_step = job->total / 256 ? job->total / 256 : 1;
+    job->progress_step = job->total / 256 ? job->total / 256 : 1; /* FOR_THREADS: 1, each thread reports */
     if (deferred) return uform__deferred_submit(executor, job, call->deferred);
     if (!executor) {
         _Atomic size_t done = 0;
@@ -35,6 +31,7 @@ static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, 
     /* Holding also counts this thread in: free waits for it until the release below. */
     uform_status_t status = uform__hold_sync(executor, verb);
     if (status != UFORM_STATUS_OK) return status;
+    if (job->kind == UFORM_JOB_FOR_THREADS) job->n = job->total = executor->threads; /* read once counted in */
     if (job->progress) {
         atomic_store(&executor->progress_done_sync, 0);
         job->done = &executor->progress_done_sync;
@@ -68,9 +65,9 @@ uform_status_t uform_executor_for_n_dynamic(uform_executor_t *executor, const uf
 
 uform_status_t uform_executor_for_threads(uform_executor_t *executor, const uform_call_t *call, uform_task_t task,
                                           void *context) {
-    size_t threads = uform_executor_threads(executor);
-    uform__job_t job = {.kind = UFORM_JOB_FOR_THREADS, .n = threads, .function = (void *)task, .context = context,
-                        .total = threads};
+    /* The thread count is read once the call is counted in (see run and the deferred submission). */
+    uform__job_t job = {.kind = UFORM_JOB_FOR_THREADS, .n = 1, .function = (void *)task, .context = context,
+                        .total = 1};
     return run(executor, call, &job, "uform_executor_for_threads");
 }
 

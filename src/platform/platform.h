@@ -68,6 +68,12 @@ int uform__current_cpu(void);
 /* ---- fork ---- */
 /** Incremented in every child after fork(); objects record it to notice they were inherited. */
 uint32_t uform__fork_generation(void);
+/** The same value without installing the fork handler first: for hot paths of objects whose
+ *  creation called uform__fork_generation() (which installed it). One relaxed load. */
+extern _Atomic uint32_t uform__fork_generation_value;
+static inline uint32_t uform__fork_generation_installed(void) {
+    return __atomic_load_n((const uint32_t *)&uform__fork_generation_value, __ATOMIC_RELAXED);
+}
 
 /* ---- dynamic libraries ---- */
 void *uform__library_open(const char *path);

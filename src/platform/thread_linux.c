@@ -65,15 +65,15 @@ int uform__current_cpu(void) { return sched_getcpu(); }
 
 /* ---- fork ---------------------------------------------------------------------------------- */
 
-static _Atomic uint32_t fork_generation = 0;
+_Atomic uint32_t uform__fork_generation_value = 0;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
-static void on_fork_child(void) { fork_generation++; }
+static void on_fork_child(void) { uform__fork_generation_value++; }
 static void install_fork_handler(void) { pthread_atfork(NULL, NULL, on_fork_child); }
 
 uint32_t uform__fork_generation(void) {
     /* The handler is installed before any executor reads the generation, so an executor
      * created in the parent always sees the child's increment. */
     pthread_once(&fork_once, install_fork_handler);
-    return fork_generation;
+    return uform__fork_generation_value;
 }
