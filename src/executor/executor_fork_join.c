@@ -324,15 +324,28 @@ static bool reserved_cpu(const uform_executor_t *executor, int32_t cpu) {
  * idles. Swap that worker onto the core the forking thread left, but only if that core is one
  * of ours: a worker never leaves its executor's domains (nor lands on another executor's core)
  * to follow a caller. Rare (a migration), one syscall; the check is a read of the rseq CPU id. */
+int (*_Atomic uform__test_current_cpu)(void);                   /* static storage: starts NULL */
+bool (*_Atomic uform__test_pin)(uform__thread_t thread, int32_t cpu); /* likewise */
+
+static int current_cpu(void) {
+    int (*hook)(void) = atomic_load_explicit(&uform__test_current_cpu, memory_order_relaxed);
+    return hook ? hook() : uform__current_cpu();
+}
+
+static bool pin(uform__thread_t thread, int32_t cpu) {
+    bool (*hook)(uform__thread_t, int32_t) = atomic_load_explicit(&uform__test_pin, memory_order_relaxed);
+    return hook ? hook(thread, cpu) : uform__thread_pin(thread, cpu);
+}
+
 static void follow_forking_thread(uform_executor_t *executor) {
-    int current = uform__current_cpu();
+    int current = current_cpu();
     if (current < 0 || current == executor->slot0_cpu) return;
     bool left_ours = executor->slot0_cpu >= 0 && reserved_cpu(executor, executor->slot0_cpu);
     for (size_t i = 1; i < executor->threads; i++) {
         uform__worker_t *worker = &executor->workers[i];
         if (worker->cpu != current) continue;
         if (!left_ours) return; /* keep slot 0 on a core of ours: the next migration may fix it */
-        if (uform__thread_pin(worker->thread, executor->slot0_cpu)) worker->cpu = executor->slot0_cpu;
+        if (pin(worker->thread, executor->slot0_cpu)) worker->cpu = executor->slot0_cpu;
         break;
     }
     executor->slot0_cpu = current;

@@ -190,6 +190,10 @@ bool uform__claim_share(_Atomic uint64_t *claimed, uint64_t generation);
 /** Tests only: called by a worker between seeing a job and claiming its share, to widen the
  *  window in which the forking thread steals it. NULL in production (one predictable branch). */
 extern void (*_Atomic uform__test_before_claim)(size_t worker);
+/** Tests only: the CPU the forking thread runs on, and the re-pinning of a worker, as the
+ *  migration-following code sees them (fixture machines have CPUs this one lacks). */
+extern int (*_Atomic uform__test_current_cpu)(void);
+extern bool (*_Atomic uform__test_pin)(uform__thread_t thread, int32_t cpu);
 /** Tests only: called by a thread leaving the API (before it counts itself out), to widen the
  *  window in which uform_executor_free could release what it is about to touch. */
 extern void (*_Atomic uform__test_before_leave)(void);
