@@ -25,9 +25,13 @@
  *   awake, so a barrier between tasks of different slots ends (slots <= the thread count).
  * - Lifetimes: everything a call is given (context, progress and progress_context) must outlive
  *   it, for a deferred call until it has finished. uform_executor_free may be called while other
- *   threads are inside any function of this executor: it waits for each of them to leave (calls
- *   that began before free are finished or refused), so none touches freed memory. A call that
- *   begins after free returned is a use after free, as for any freed object.
+ *   threads are inside any function of this executor: each of them is finished or refused, and
+ *   free waits for it to leave, so none touches freed memory. Starting a call on another thread
+ *   once free has been called is a race the caller must avoid: it is refused with
+ *   INVALID_ARGUMENT while free still waits, and is a use after free once free has finished.
+ * - Re-entry is recognised on the thread that made the outer call: a callback waiting on its own
+ *   executor from another executor's worker thread (X's call runs Y, whose worker waits for X)
+ *   is one of the cross-thread cycles above.
  * - fork() inside a callback: in the child, a synchronous call whose calling thread forked
  *   returns FORKED at once (the other threads do not exist there); a worker or the leader that
  *   forked has no caller to return to, and ends the child with exit status 87 once the callback

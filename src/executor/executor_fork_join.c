@@ -70,10 +70,17 @@ static inline bool after_callback(const share_env_t *env) {
     return true;
 }
 
+/** False once the call has failed, or when this is a fork()ed child (then FORKED is recorded). */
+static inline bool still_running(const share_env_t *env) {
+    if (atomic_load_explicit(env->failure, memory_order_relaxed) != UFORM_STATUS_OK) return false;
+    return after_callback(env);
+}
+
 /** Runs task `i`, counting it towards progress; false when the call must stop. */
 static inline bool run_task(const share_env_t *env, size_t i, size_t thread, size_t *finished) {
     const uform__job_t *job = env->job;
-    if (atomic_load_explicit(env->failure, memory_order_relaxed) != UFORM_STATUS_OK) return false;
+    /* Before the task too: a progress callback may have forked since the last one. */
+    if (!still_running(env)) return false;
     uform_status_t status = ((uform_task_t)job->function)(job->context, i, thread);
     if (!after_callback(env)) return false;
     if (status != UFORM_STATUS_OK) {
@@ -123,6 +130,7 @@ static void run_share(const share_env_t *env, size_t thread) {
         break;
     }
     case UFORM_JOB_FOR_THREADS: {
+        if (!still_running(env)) break; /* a stolen or late share of a failed or forked call */
         uform_status_t status = ((uform_task_t)job->function)(job->context, thread, thread);
         if (!after_callback(env)) break;
         if (status != UFORM_STATUS_OK)
@@ -134,7 +142,7 @@ static void run_share(const share_env_t *env, size_t thread) {
     case UFORM_JOB_FOR_SLICES: {
         size_t first = split_begin(job, thread);
         size_t count = split_begin(job, thread + 1) - first;
-        if (!count) break;
+        if (!count || !still_running(env)) break;
         uform_status_t status = ((uform_slice_t)job->function)(job->context, first, count, thread);
         if (!after_callback(env)) break;
         if (status != UFORM_STATUS_OK)
@@ -264,7 +272,7 @@ static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, 
     for (size_t i = 1; i < executor->threads; i++) {
         uform__worker_t *worker = &executor->workers[i];
         if (!uform__claim_share(&worker->claimed, generation)) continue;
-        run_share(env, i);
+        run_share(env, i); /* skips its callbacks once the call failed or this is a forked child */
         atomic_store_explicit(&worker->done, generation, memory_order_release); /* we are the joiner */
     }
 }
@@ -380,6 +388,8 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
     bool asleep = atomic_load(&executor->sleepers) != 0;
     if (asleep) uform__futex_wake(uform__generation_word(executor), INT_MAX);
     run_share(&env, 0);
+    /* A callback forked and this is the child: stop here, before running anyone else's share. */
+    if (forked(executor)) return UFORM_STATUS_FORKED;
     /* Workers that slept take a hypervisor's or scheduler's wake-up (tens of microseconds on a
      * VM); do the shares they have not claimed yet now instead. */
     if (asleep) steal_unclaimed(executor, &env, generation);

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "executor/executor_internal.h"
 #include "test.h"
 
 #define TASKS 64
@@ -62,7 +63,9 @@ static void caller_forks(uform_executor_t *executor) {
     uform_status_t status = uform_executor_for_n(executor, NULL, TASKS, task, &scene);
     if (scene.in_child) {
         /* The child: the call came back at once, saying what happened. */
-        _exit(status == UFORM_STATUS_FORKED && strstr(uform_last_error(), "fork") ? 0 : 3);
+        bool clean = status == UFORM_STATUS_FORKED && strstr(uform_last_error(), "fork") &&
+                     atomic_load(&scene.after_fork_in_child) == 0; /* nothing more ran in the child */
+        _exit(clean ? 0 : 3);
     }
     CHECK_OK(status);
     check_parent_runs(&scene);
@@ -97,6 +100,73 @@ static void leader_forks(uform_executor_t *executor) {
     CHECK_EQ_INT(wait_child(scene.child), FORKED_CHILD_EXIT);
 }
 
+/* Slices: the caller's slice forks while the worker has not claimed its slice yet (a hook
+ * stalls it, as a preempted worker would be). The child must not run the worker's slice: it
+ * stops before stealing anything. (It used to run it, then return FORKED.) */
+static _Atomic int slices_in_child = 0;
+static bool slices_child = false;
+static _Atomic pid_t slices_pid = 0;
+static uform_status_t slice(void *context, size_t first, size_t count, size_t thread) {
+    if (slices_child) {
+        atomic_fetch_add(&slices_in_child, 1);
+        return UFORM_STATUS_OK;
+    }
+    if (first != 0) return UFORM_STATUS_OK;
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(20);
+        slices_child = true;
+    } else {
+        atomic_store(&slices_pid, pid);
+    }
+    return UFORM_STATUS_OK;
+}
+static void stall_claim(size_t worker) {
+    struct timespec pause = {0, 50 * 1000000L};
+    nanosleep(&pause, NULL);
+}
+static void caller_forks_in_a_slice(uform_executor_t *executor) {
+    /* Workers asleep: the caller then steals unclaimed shares right after its own. */
+    CHECK_OK(uform_executor_drain(executor, UFORM_MOOD_PARKED));
+    struct timespec idle = {0, 20 * 1000000L};
+    nanosleep(&idle, NULL);
+    uform__test_before_claim = stall_claim;
+    uform_status_t status = uform_executor_for_slices(executor, NULL, 2, slice, NULL);
+    if (slices_child) _exit(status == UFORM_STATUS_FORKED && atomic_load(&slices_in_child) == 0 ? 0 : 5);
+    uform__test_before_claim = NULL;
+    CHECK_OK(status);
+    CHECK_EQ_INT(wait_child(slices_pid), 0);
+}
+
+/* A progress callback forks: the child runs no further task of the parent's call. */
+static _Atomic int progress_tasks_in_child = 0;
+static bool progress_child = false;
+static _Atomic pid_t progress_pid = 0;
+static uform_status_t count_task(void *context, size_t i, size_t thread) {
+    if (progress_child) atomic_fetch_add(&progress_tasks_in_child, 1);
+    return UFORM_STATUS_OK;
+}
+static void forking_progress(void *context, size_t done, size_t total) {
+    if (progress_child || atomic_load(&progress_pid)) return; /* fork once */
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(20);
+        progress_child = true;
+    } else {
+        atomic_store(&progress_pid, pid);
+    }
+}
+static void progress_forks(uform_executor_t *executor) {
+    atomic_store(&progress_pid, 0);
+    uform_call_t call = UFORM_CALL_INIT;
+    call.progress = forking_progress;
+    uform_status_t status = uform_executor_for_n(executor, &call, TASKS, count_task, NULL);
+    if (progress_child) _exit(atomic_load(&progress_tasks_in_child) == 0 ? 0 : 6);
+    CHECK_OK(status);
+    int code = wait_child(progress_pid);
+    CHECK(code == 0 || code == FORKED_CHILD_EXIT); /* a worker's report forks: that child exits 87 */
+}
+
 int main(void) {
     uform_executor_t *executor = NULL;
     CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &executor));
@@ -107,7 +177,9 @@ int main(void) {
             caller_forks(executor);
             worker_forks(executor);
             leader_forks(executor);
+            progress_forks(executor);
         }
+        caller_forks_in_a_slice(executor);
     }
     /* The parent's executor is intact. */
     static scene_t plain;
