@@ -1,0 +1,21 @@
+# The ABI check needs the CUDA toolkit's cuda.h (never the driver): /usr/local/cuda or
+# whatever find_package(CUDAToolkit) finds. Without it the test is not built.
+find_path(uform_cuda_include_dir cuda.h HINTS /usr/local/cuda/include)
+if(NOT uform_cuda_include_dir)
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND)
+    set(uform_cuda_include_dir ${CUDAToolkit_INCLUDE_DIRS})
+  endif()
+endif()
+if(uform_cuda_include_dir)
+  add_executable(test_cuda_abi_matches_toolkit ${CMAKE_CURRENT_LIST_DIR}/test_cuda_abi_matches_toolkit.c)
+  target_include_directories(test_cuda_abi_matches_toolkit PRIVATE
+    ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
+  target_include_directories(test_cuda_abi_matches_toolkit SYSTEM PRIVATE ${uform_cuda_include_dir})
+  target_compile_options(test_cuda_abi_matches_toolkit PRIVATE -Wall -Wextra -Werror=incompatible-pointer-types)
+  target_link_libraries(test_cuda_abi_matches_toolkit PRIVATE uform_static)
+  add_test(NAME gpu.test_cuda_abi_matches_toolkit COMMAND test_cuda_abi_matches_toolkit)
+  set_tests_properties(gpu.test_cuda_abi_matches_toolkit PROPERTIES TIMEOUT 60 LABELS gpu)
+else()
+  message(STATUS "  CUDA toolkit headers not found: gpu.test_cuda_abi_matches_toolkit not built")
+endif()
