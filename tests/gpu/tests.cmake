@@ -19,3 +19,15 @@ if(uform_cuda_include_dir)
 else()
   message(STATUS "  CUDA toolkit headers not found: gpu.test_cuda_abi_matches_toolkit not built")
 endif()
+
+# The other GPU tests run against the CUDA driver test double (tests/doubles/cuda_emulated):
+# they are told where its two builds are, and built after them.
+file(GLOB uform_gpu_test_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.c)
+list(FILTER uform_gpu_test_sources EXCLUDE REGEX "/test_cuda_abi_matches_toolkit\\.c$")
+foreach(source ${uform_gpu_test_sources})
+  get_filename_component(name ${source} NAME_WE)
+  target_compile_definitions(${name} PRIVATE
+    UFORM_TEST_CUDA_DOUBLE="$<TARGET_FILE:uform_cuda_emulated>"
+    UFORM_TEST_CUDA_DOUBLE_LEGACY="$<TARGET_FILE:uform_cuda_emulated_legacy>")
+  add_dependencies(${name} uform_cuda_emulated uform_cuda_emulated_legacy)
+endforeach()
