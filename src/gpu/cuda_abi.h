@@ -78,8 +78,10 @@ typedef uform_cuResult (*uform_cuGetErrorName_t)(uform_cuResult error, const cha
  * X(field, base name for cuGetProcAddress, CUDA version of that ABI, symbol for dlsym, type):
  * every entry point the loader binds, listed once so the table and its loading cannot drift.
  * The versions are those in which the signature above appeared (cuDeviceTotalMem_v2: 3.2).
+ * cuGetErrorName comes first so that a later entry point's failure can be named.
  */
 #define UFORM_CUDA_ENTRY_POINTS(X)                                                                \
+    X(cuGetErrorName, "cuGetErrorName", 6000, "cuGetErrorName", uform_cuGetErrorName_t)            \
     X(cuDriverGetVersion, "cuDriverGetVersion", 2020, "cuDriverGetVersion", uform_cuDriverGetVersion_t) \
     X(cuInit, "cuInit", 2000, "cuInit", uform_cuInit_t)                                              \
     X(cuDeviceGetCount, "cuDeviceGetCount", 2000, "cuDeviceGetCount", uform_cuDeviceGetCount_t)      \
@@ -88,7 +90,6 @@ typedef uform_cuResult (*uform_cuGetErrorName_t)(uform_cuResult error, const cha
     X(cuDeviceTotalMem, "cuDeviceTotalMem", 3020, "cuDeviceTotalMem_v2", uform_cuDeviceTotalMem_t)   \
     X(cuDeviceGetAttribute, "cuDeviceGetAttribute", 2000, "cuDeviceGetAttribute",                   \
       uform_cuDeviceGetAttribute_t)                                                                \
-    X(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", 4010, "cuDeviceGetPCIBusId", uform_cuDeviceGetPCIBusId_t) \
-    X(cuGetErrorName, "cuGetErrorName", 6000, "cuGetErrorName", uform_cuGetErrorName_t)
+    X(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", 4010, "cuDeviceGetPCIBusId", uform_cuDeviceGetPCIBusId_t)
 
 #endif

@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#include "test.h"
+#include "hardware/fixture.h" /* has_token, use_fixture */
 
 /** Points uform at the CUDA driver test double configured by `config` (README.md there).
  *  Call first in main: uform reads both variables once, at its first GPU query. */
