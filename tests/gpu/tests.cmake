@@ -31,3 +31,10 @@ foreach(source ${uform_gpu_test_sources})
     UFORM_TEST_CUDA_DOUBLE_LEGACY="$<TARGET_FILE:uform_cuda_emulated_legacy>")
   add_dependencies(${name} uform_cuda_emulated uform_cuda_emulated_legacy)
 endforeach()
+
+# `uform info` lists the double's GPUs, text and JSON.
+if(TARGET uform_cli)
+  add_test(NAME gpu.info_lists_gpus COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_info_lists_gpus.sh
+    $<TARGET_FILE:uform_cli> $<TARGET_FILE:uform_cuda_emulated>)
+  set_tests_properties(gpu.info_lists_gpus PROPERTIES LABELS gpu TIMEOUT 60)
+endif()
