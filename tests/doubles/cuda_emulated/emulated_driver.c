@@ -84,6 +84,23 @@ static const emulated_device_t *device_of(uform_cuDevice handle) {
         if (!atomic_load(&initialized)) return UFORM_CUDA_ERROR_NOT_INITIALIZED;                  \
     } while (0)
 
+/* A query of one device checks in the driver's order: initialised, somewhere to write the
+ * answer, then the device. */
+static uform_cuResult open_query(uform_cuDevice handle, int has_output, const emulated_device_t **device) {
+    if (!atomic_load(&initialized)) return UFORM_CUDA_ERROR_NOT_INITIALIZED;
+    if (!has_output) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    *device = device_of(handle);
+    return *device ? UFORM_CUDA_SUCCESS : UFORM_CUDA_ERROR_INVALID_DEVICE;
+}
+
+/* Declares `device` for the query's body, or returns what open_query answered. */
+#define OPEN_QUERY(handle, has_output)                                                             \
+    const emulated_device_t *device = NULL;                                                        \
+    do {                                                                                           \
+        uform_cuResult result_ = open_query(handle, has_output, &device);                          \
+        if (result_ != UFORM_CUDA_SUCCESS) return result_;                                         \
+    } while (0)
+
 EXPORT uform_cuResult cuDriverGetVersion(int *version) {
     if (!version) return UFORM_CUDA_ERROR_INVALID_VALUE;
     *version = configuration()->driver_version;
@@ -108,28 +125,22 @@ EXPORT uform_cuResult cuDeviceGetCount(int *count) {
 }
 
 EXPORT uform_cuResult cuDeviceGet(uform_cuDevice *device, int ordinal) {
-    REQUIRE_INITIALIZED();
-    if (!device) return UFORM_CUDA_ERROR_INVALID_VALUE;
-    if (!device_of(ordinal)) return UFORM_CUDA_ERROR_INVALID_DEVICE;
+    const emulated_device_t *found = NULL;
+    uform_cuResult result = open_query(ordinal, device != NULL, &found);
+    if (result != UFORM_CUDA_SUCCESS) return result;
     *device = ordinal;
     return UFORM_CUDA_SUCCESS;
 }
 
 /* As the driver does: the name's bytes up to length - 1, terminated, even mid-character. */
 EXPORT uform_cuResult cuDeviceGetName(char *name, int length, uform_cuDevice handle) {
-    REQUIRE_INITIALIZED();
-    if (!name || length <= 0) return UFORM_CUDA_ERROR_INVALID_VALUE;
-    const emulated_device_t *device = device_of(handle);
-    if (!device) return UFORM_CUDA_ERROR_INVALID_DEVICE;
+    OPEN_QUERY(handle, name && length > 0);
     snprintf(name, (size_t)length, "%s", device->name);
     return UFORM_CUDA_SUCCESS;
 }
 
 EXPORT uform_cuResult cuDeviceTotalMem_v2(size_t *bytes, uform_cuDevice handle) {
-    REQUIRE_INITIALIZED();
-    if (!bytes) return UFORM_CUDA_ERROR_INVALID_VALUE;
-    const emulated_device_t *device = device_of(handle);
-    if (!device) return UFORM_CUDA_ERROR_INVALID_DEVICE;
+    OPEN_QUERY(handle, bytes != NULL);
     *bytes = (size_t)device->memory_bytes;
     return UFORM_CUDA_SUCCESS;
 }
@@ -143,10 +154,7 @@ EXPORT uform_cuResult cuDeviceTotalMem(unsigned int *bytes, uform_cuDevice handl
 }
 
 EXPORT uform_cuResult cuDeviceGetAttribute(int *value, uform_cuDeviceAttribute attribute, uform_cuDevice handle) {
-    REQUIRE_INITIALIZED();
-    if (!value) return UFORM_CUDA_ERROR_INVALID_VALUE;
-    const emulated_device_t *device = device_of(handle);
-    if (!device) return UFORM_CUDA_ERROR_INVALID_DEVICE;
+    OPEN_QUERY(handle, value != NULL);
     switch (attribute) {
     case UFORM_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = device->multiprocessors; break;
     case UFORM_CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *value = (int)device->pci_bus; break;
@@ -161,10 +169,7 @@ EXPORT uform_cuResult cuDeviceGetAttribute(int *value, uform_cuDeviceAttribute a
 
 /* "0000:3B:00.0": the driver's spelling, upper-case hex, cut to `length` as it does. */
 EXPORT uform_cuResult cuDeviceGetPCIBusId(char *bus_id, int length, uform_cuDevice handle) {
-    REQUIRE_INITIALIZED();
-    if (!bus_id || length <= 0) return UFORM_CUDA_ERROR_INVALID_VALUE;
-    const emulated_device_t *device = device_of(handle);
-    if (!device) return UFORM_CUDA_ERROR_INVALID_DEVICE;
+    OPEN_QUERY(handle, bus_id && length > 0);
     snprintf(bus_id, (size_t)length, "%04X:%02X:%02X.%X", device->pci_domain, device->pci_bus, device->pci_device,
              device->pci_function);
     return UFORM_CUDA_SUCCESS;
