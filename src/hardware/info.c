@@ -86,6 +86,10 @@ typedef struct gpu_list_t {
 
 static uform_status_t gather_gpus(gpu_list_t *list) {
     memset(list, 0, sizeof *list);
+    /* A call that succeeds leaves the caller's last error as it found it, even when the
+     * driver's failure it reports set it on the way. */
+    char saved[512];
+    snprintf(saved, sizeof saved, "%s", uform_last_error());
     size_t count = 0;
     list->status = uform__gpu_details(NULL, 0, &count);
     if (list->status == UFORM_STATUS_OK && count) {
@@ -98,6 +102,7 @@ static uform_status_t gather_gpus(gpu_list_t *list) {
     if (list->status != UFORM_STATUS_OK) {
         snprintf(list->error, sizeof list->error, "%s: %s", uform_status_name(list->status), uform_last_error());
         list->count = 0;
+        uform__fail(UFORM_STATUS_OK, "%s", saved);
     }
     return UFORM_STATUS_OK;
 }
