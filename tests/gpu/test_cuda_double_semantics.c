@@ -101,13 +101,16 @@ int main(void) {
     CHECK_CU(get_proc("cuDeviceTotalMem", &pointer, 2000, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found),
              UFORM_CUDA_SUCCESS);
     CHECK(pointer == symbol("cuDeviceTotalMem")); /* the 32-bit CUDA 2.0 ABI */
+    /* Not found, or too old for the version asked: SUCCESS with a NULL pointer, as cuda.h says. */
     CHECK_CU(get_proc("cuDeviceGetPCIBusId", &pointer, 4000, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found),
-             UFORM_CUDA_ERROR_NOT_FOUND);
+             UFORM_CUDA_SUCCESS);
     CHECK_EQ_INT(found, UFORM_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
     CHECK(pointer == NULL);
+    pointer = (void *)&found;
     CHECK_CU(get_proc("cuNoSuchThing", &pointer, 12000, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found),
-             UFORM_CUDA_ERROR_NOT_FOUND);
+             UFORM_CUDA_SUCCESS);
     CHECK_EQ_INT(found, UFORM_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    CHECK(pointer == NULL);
     CHECK_CU(get_proc("cuInit", &pointer, 12080, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found),
              UFORM_CUDA_ERROR_INVALID_VALUE); /* newer than the driver (12.4) */
     CHECK_CU(get_proc("cuInit", &pointer, 12000, 4, &found), UFORM_CUDA_ERROR_INVALID_VALUE);

@@ -5,7 +5,7 @@
 
 int main(void) {
     use_cuda_double("device name=any\nfault missing=cuDeviceGetPCIBusId");
-    CHECK_GPU_FAILURE(UFORM_STATUS_UNSUPPORTED, "lacks cuDeviceGetPCIBusId", "CUDA_ERROR_NOT_FOUND", "symbol not found");
+    CHECK_GPU_FAILURE(UFORM_STATUS_UNSUPPORTED, "lacks cuDeviceGetPCIBusId", "CUDA_SUCCESS", "symbol not found");
     CHECK_INFO_HOLDS(UFORM_INFO_TEXT, "GPUs:                   unavailable (UNSUPPORTED: ");
     /* The report succeeded, so the caller's last error is what it was before. */
     uform__fail(UFORM_STATUS_OK, "before the report");

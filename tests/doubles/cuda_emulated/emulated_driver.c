@@ -228,9 +228,13 @@ static uform_cuResult get_proc_address(const char *symbol, void **pfn, int cuda_
             if (entries[i].version <= cuda_version) best = &entries[i];
         }
     if (!best) {
+        /* cuda.h (CUDA 12+): "The API will return CUDA_SUCCESS and set the returned pfn to NULL
+         * if the requested driver function is not supported on the platform, no ABI compatible
+         * driver function exists for the specified cudaVersion or if the driver symbol is
+         * invalid", with the reason in symbolStatus. */
         if (status)
             *status = known ? UFORM_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : UFORM_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-        return UFORM_CUDA_ERROR_NOT_FOUND;
+        return UFORM_CUDA_SUCCESS;
     }
     *pfn = best->function;
     if (status) *status = UFORM_CU_GET_PROC_ADDRESS_SUCCESS;
