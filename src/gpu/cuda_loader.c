@@ -170,6 +170,13 @@ static uform_status_t load(void) {
                  uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer));
         return UFORM_STATUS_OK;
     }
+    /* The toolkit's stub libcuda (for linking on machines without a driver) found first on the
+     * library path: there is no driver here, which is zero devices, never an error. */
+    if (result == UFORM_CUDA_ERROR_STUB_LIBRARY) {
+        snprintf(note, sizeof note, "%s is the CUDA toolkit's stub, not a driver (cuInit: %s)", path,
+                 uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer));
+        return UFORM_STATUS_OK;
+    }
     if (result != UFORM_CUDA_SUCCESS)
         return fail_load(UFORM_STATUS_DEVICE_FAULT, "cuInit of the CUDA driver %s failed: %s", path,
                          uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer));
