@@ -88,7 +88,17 @@ typedef struct uform_gpu_device_t {
  * `count` (which may exceed `capacity`; only `min(count, capacity)` entries are written).
  * A vendor this build does not compile, or whose runtime is absent, lists no devices: a
  * machine without GPUs answers OK and 0.
- * @return OK; INVALID_ARGUMENT when `count` is NULL or `devices` is NULL with a capacity.
+ *
+ * NVIDIA devices come from the CUDA driver, loaded at run time (`libcuda.so.1`, or the
+ * library UFORM_CUDA_LIBRARY names; read once, at the first GPU query). `vendor_ordinal` is
+ * the position in PCI bus order, as nvidia-smi lists them, whatever CUDA_DEVICE_ORDER says;
+ * NVIDIA devices are listed in that order. The driver is read once per process: later calls
+ * answer the same list, and a child forked after the first call answers its parent's list
+ * without calling the driver.
+ * @return OK; INVALID_ARGUMENT when `count` is NULL or `devices` is NULL with a capacity;
+ *         UNSUPPORTED when the driver lacks an entry point uform needs (the message names it);
+ *         DEVICE_FAULT when the driver fails to initialise or to describe a device (the
+ *         message carries the driver's error name). A driver that sees no device is OK and 0.
  */
 UFORM_API uform_status_t uform_gpu_devices(uform_gpu_device_t *devices, size_t capacity, size_t *count);
 
@@ -162,7 +172,8 @@ typedef enum uform_info_format_t {
 
 /**
  * Writes what `uform info` prints: version, capabilities, derived CPU class, NUMA domains,
- * default threads, GPUs. Writes at most `capacity` bytes including a NUL terminator and
+ * default threads, GPUs (each with its PCI address and nearest NUMA node; a failing GPU
+ * driver is reported in the text, not answered as a status). Writes at most `capacity` bytes including a NUL terminator and
  * stores the full length (without terminator) in `length`, so a caller may retry with a
  * larger buffer, snprintf-style.
  * @return OK; INVALID_ARGUMENT for a bad format or NULL `length`; errors of the queries.

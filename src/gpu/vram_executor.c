@@ -1,8 +1,10 @@
-/* VRAM executors. Arguments are validated exactly as they will be once the CUDA and HIP
- * backends land; with no backend in this build, uform_gpu_devices() lists nothing, so every
- * valid request ends in NOT_FOUND ("no GPU"), never in a pretend executor. */
+/* VRAM executors. Arguments are validated exactly as they will be once the executor lands;
+ * uform_gpu_devices() lists the CUDA devices the driver sees, and a valid request for them
+ * ends in UNSUPPORTED (the executor is later work), never in a pretend executor. Without a
+ * GPU every valid request is NOT_FOUND ("no GPU"). */
 #include "core/error.h"
 #include "executor/executor_internal.h"
+#include "gpu/gpu_devices.h"
 
 uform_status_t uform_executor_for_vram(const int32_t *devices, size_t devices_count, uform_gpu_class_t gpu_class,
                                        const int32_t *memory_domains, size_t memory_domains_count,
@@ -38,10 +40,11 @@ uform_status_t uform_executor_for_vram(const int32_t *devices, size_t devices_co
     status = uform_gpu_devices(NULL, 0, &count);
     if (status != UFORM_STATUS_OK) return status;
     if (!count)
-        return uform__fail(UFORM_STATUS_NOT_FOUND, "%s: no GPU: this build has no GPU backend (CUDA or HIP)", verb);
+        return uform__fail(UFORM_STATUS_NOT_FOUND, "%s: no GPU: %s", verb, uform__gpu_note());
     for (size_t i = 0; i < devices_count; i++)
         if ((size_t)devices[i] >= count)
             return uform__fail(UFORM_STATUS_NOT_FOUND, "%s: device %d does not exist (%zu GPUs)", verb,
                                (int)devices[i], count);
-    return uform__fail(UFORM_STATUS_UNSUPPORTED, "%s: no GPU backend can open these devices", verb);
+    return uform__fail(UFORM_STATUS_UNSUPPORTED, "%s: the devices are listed, but VRAM executors are not built yet",
+                       verb);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "gpu/cuda_loader.h"
 #include "hardware/caches.h"
 #include "hardware/cpu_class.h"
 #include "hardware/seam.h"
@@ -68,13 +69,16 @@
 #else
 #define TOKEN_AWS_G5 ""
 #endif
+/* The CUDA backend needs nothing at build time (it loads the driver through the platform's
+ * dlopen seam), so every build carries it. */
+#define TOKEN_CUDA ",cuda"
 #if defined(__linux__)
 #define TOKEN_NUMA ",numa"
 #else
 #define TOKEN_NUMA ""
 #endif
 
-static const char compiled[] = "serial" TOKEN_INTEL_HASWELL TOKEN_INTEL_SIERRA TOKEN_INTEL_SKYLAKE TOKEN_INTEL_ICELAKE TOKEN_AMD_GENOA TOKEN_INTEL_SAPPHIRE TOKEN_INTEL_GRANITE TOKEN_INTEL_DIAMOND TOKEN_AWS_G2 TOKEN_APPLE_M2 TOKEN_AWS_G5 TOKEN_NUMA;
+static const char compiled[] = "serial" TOKEN_INTEL_HASWELL TOKEN_INTEL_SIERRA TOKEN_INTEL_SKYLAKE TOKEN_INTEL_ICELAKE TOKEN_AMD_GENOA TOKEN_INTEL_SAPPHIRE TOKEN_INTEL_GRANITE TOKEN_INTEL_DIAMOND TOKEN_AWS_G2 TOKEN_APPLE_M2 TOKEN_AWS_G5 TOKEN_CUDA TOKEN_NUMA;
 
 const char *uform_capabilities_compiled(void) { return compiled; }
 
@@ -91,6 +95,11 @@ void uform__capabilities_forget(void) {
 static bool machine_runs(const char *token) {
     uform_cpu_class_t cpu_class;
     if (uform_cpu_class_parse(token, &cpu_class) == UFORM_STATUS_OK) return uform__cpu_class_runs(cpu_class);
+    if (strcmp(token, "cuda") == 0) {
+        /* Available means the driver loads and sees a device; a failing driver is not. */
+        const uform__cuda_t *cuda = NULL;
+        return uform__cuda_get(&cuda) == UFORM_STATUS_OK && cuda && cuda->device_count > 0;
+    }
     if (strcmp(token, "numa") == 0) {
         char text[256];
         uform_status_t status = uform__seam_read("/sys/devices/system/node/online", text, sizeof text, NULL);

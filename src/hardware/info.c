@@ -1,12 +1,14 @@
 /* uform_info_write: the report behind `uform info`, as text for people or one JSON object.
- * Everything it says comes from the public queries and the cached topology, so the report
- * and the API can never disagree. */
+ * Everything it says comes from the public queries, the cached topology and the GPU list
+ * behind uform_gpu_devices (with its PCI addresses and NUMA nodes), so the report and the API
+ * can never disagree. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "gpu/gpu_devices.h"
 #include "hardware/cpulist.h"
 #include "hardware/topology.h"
 #include "uform.h"
@@ -69,10 +71,43 @@ static const char *vendor_name(uint32_t vendor) {
 static const char *no_gpu_reason(void) {
     const char *compiled = uform_capabilities_compiled();
     if (!has_token(compiled, "cuda") && !has_token(compiled, "hip")) return "this build has no GPU backend";
-    return "no driver or device found";
+    const char *note = uform__gpu_note();
+    return *note ? note : "no driver or device found";
 }
 
-static void write_text(writer_t *w, const uform__topology_t *t, const uform_gpu_device_t *gpus, size_t gpu_count) {
+/* The GPU list for the report. A driver that fails is reported, not fatal: the rest of the
+ * report is still true, and it is where a user looks to learn why. */
+typedef struct gpu_list_t {
+    uform__gpu_detail_t *items;
+    size_t count;
+    uform_status_t status;
+    char error[512];
+} gpu_list_t;
+
+static uform_status_t gather_gpus(gpu_list_t *list) {
+    memset(list, 0, sizeof *list);
+    /* A call that succeeds leaves the caller's last error as it found it, even when the
+     * driver's failure it reports set it on the way. */
+    char saved[512];
+    snprintf(saved, sizeof saved, "%s", uform_last_error());
+    size_t count = 0;
+    list->status = uform__gpu_details(NULL, 0, &count);
+    if (list->status == UFORM_STATUS_OK && count) {
+        list->items = calloc(count, sizeof *list->items);
+        if (!list->items) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "no memory for %zu GPU entries", count);
+        size_t again = 0;
+        list->status = uform__gpu_details(list->items, count, &again);
+        list->count = again < count ? again : count;
+    }
+    if (list->status != UFORM_STATUS_OK) {
+        snprintf(list->error, sizeof list->error, "%s: %s", uform_status_name(list->status), uform_last_error());
+        list->count = 0;
+        uform__fail(UFORM_STATUS_OK, "%s", saved);
+    }
+    return UFORM_STATUS_OK;
+}
+
+static void write_text(writer_t *w, const uform__topology_t *t, const gpu_list_t *gpus) {
     put(w, "uform %s\n", uform_version());
     put(w, "Capabilities compiled:  %s\n", uform_capabilities_compiled());
     put(w, "Capabilities available: %s\n", uform_capabilities_available());
@@ -108,17 +143,23 @@ static void write_text(writer_t *w, const uform__topology_t *t, const uform_gpu_
         else put(w, ", memory unknown\n");
         free(cpus);
     }
-    if (!gpu_count) put(w, "GPUs:                   none (%s)\n", no_gpu_reason());
-    else put(w, "GPUs:                   %zu\n", gpu_count);
-    for (size_t i = 0; i < gpu_count; i++) {
-        const char *class_name = uform_gpu_class_name((uform_gpu_class_t)gpus[i].gpu_class);
-        put(w, "  %s %u: %s, %s, %u compute units, %.1f GiB\n", vendor_name(gpus[i].vendor), gpus[i].vendor_ordinal,
-            gpus[i].name, class_name ? class_name : "no class", gpus[i].compute_units,
-            (double)gpus[i].memory_bytes / (1024.0 * 1024 * 1024));
+    if (gpus->status != UFORM_STATUS_OK) put(w, "GPUs:                   unavailable (%s)\n", gpus->error);
+    else if (!gpus->count) put(w, "GPUs:                   none (%s)\n", no_gpu_reason());
+    else put(w, "GPUs:                   %zu\n", gpus->count);
+    /* One line a device, as nvidia-smi -L: position first, then what tells devices apart. */
+    for (size_t i = 0; i < gpus->count; i++) {
+        const uform__gpu_detail_t *g = &gpus->items[i];
+        const char *class_name = uform_gpu_class_name((uform_gpu_class_t)g->device.gpu_class);
+        put(w, "  GPU %zu: %s (%s %u, %s, compute %d.%d, %u SMs, %.1f GiB, PCI %s, ", i, g->device.name,
+            vendor_name(g->device.vendor), g->device.vendor_ordinal, class_name ? class_name : "no class",
+            (int)g->compute_major, (int)g->compute_minor, g->device.compute_units,
+            (double)g->device.memory_bytes / (1024.0 * 1024 * 1024), g->pci_address);
+        if (g->numa_node >= 0) put(w, "NUMA node %d)\n", (int)g->numa_node);
+        else put(w, "NUMA node unknown)\n");
     }
 }
 
-static void write_json(writer_t *w, const uform__topology_t *t, const uform_gpu_device_t *gpus, size_t gpu_count) {
+static void write_json(writer_t *w, const uform__topology_t *t, const gpu_list_t *gpus) {
     put(w, "{\"version\":");
     put_json_string(w, uform_version());
     put(w, ",\"capabilities_compiled\":");
@@ -141,19 +182,29 @@ static void write_json(writer_t *w, const uform__topology_t *t, const uform_gpu_
         put(w, "]}");
     }
     put(w, "],\"gpus\":[");
-    for (size_t i = 0; i < gpu_count; i++) {
-        const char *class_name = uform_gpu_class_name((uform_gpu_class_t)gpus[i].gpu_class);
-        put(w, "%s{\"vendor\":\"%s\",\"vendor_ordinal\":%u,\"gpu_class\":", i ? "," : "", vendor_name(gpus[i].vendor),
-            gpus[i].vendor_ordinal);
+    for (size_t i = 0; i < gpus->count; i++) {
+        const uform__gpu_detail_t *g = &gpus->items[i];
+        const char *class_name = uform_gpu_class_name((uform_gpu_class_t)g->device.gpu_class);
+        put(w, "%s{\"position\":%zu,\"vendor\":\"%s\",\"vendor_ordinal\":%u,\"gpu_class\":", i ? "," : "", i,
+            vendor_name(g->device.vendor), g->device.vendor_ordinal);
         if (class_name) put_json_string(w, class_name);
         else put(w, "null");
-        put(w, ",\"compute_units\":%u,\"memory_bytes\":%llu,\"name\":", gpus[i].compute_units,
-            (unsigned long long)gpus[i].memory_bytes);
-        put_json_string(w, gpus[i].name);
+        put(w, ",\"compute_capability\":\"%d.%d\",\"compute_units\":%u,\"memory_bytes\":%llu,\"pci_address\":",
+            (int)g->compute_major, (int)g->compute_minor, g->device.compute_units,
+            (unsigned long long)g->device.memory_bytes);
+        put_json_string(w, g->pci_address);
+        put(w, ",\"numa_node\":");
+        if (g->numa_node >= 0) put(w, "%d", (int)g->numa_node);
+        else put(w, "null");
+        put(w, ",\"name\":");
+        put_json_string(w, g->device.name);
         put(w, "}");
     }
     put(w, "]");
-    if (!gpu_count) {
+    if (gpus->status != UFORM_STATUS_OK) {
+        put(w, ",\"gpus_error\":");
+        put_json_string(w, gpus->error);
+    } else if (!gpus->count) {
         put(w, ",\"gpus_note\":");
         put_json_string(w, no_gpu_reason());
     }
@@ -170,25 +221,13 @@ uform_status_t uform_info_write(uform_info_format_t format, char *buffer, size_t
     const uform__topology_t *t;
     uform_status_t status = uform__topology_get(&t);
     if (status != UFORM_STATUS_OK) return status;
-    size_t gpu_count = 0;
-    status = uform_gpu_devices(NULL, 0, &gpu_count);
+    gpu_list_t gpus;
+    status = gather_gpus(&gpus);
     if (status != UFORM_STATUS_OK) return status;
-    uform_gpu_device_t *gpus = NULL;
-    if (gpu_count) {
-        gpus = calloc(gpu_count, sizeof *gpus);
-        if (!gpus) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "no memory for %zu GPU entries", gpu_count);
-        size_t again = 0;
-        status = uform_gpu_devices(gpus, gpu_count, &again);
-        if (status != UFORM_STATUS_OK) {
-            free(gpus);
-            return status;
-        }
-        if (again < gpu_count) gpu_count = again;
-    }
     writer_t w = {buffer, capacity, 0};
-    if (format == UFORM_INFO_TEXT) write_text(&w, t, gpus, gpu_count);
-    else write_json(&w, t, gpus, gpu_count);
-    free(gpus);
+    if (format == UFORM_INFO_TEXT) write_text(&w, t, &gpus);
+    else write_json(&w, t, &gpus);
+    free(gpus.items);
     *length = w.length;
     return UFORM_STATUS_OK;
 }

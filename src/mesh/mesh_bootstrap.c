@@ -30,7 +30,7 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
             return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a run with peers needs a directory and a job", verb);
     }
     return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                       "%s: the mesh needs a VRAM executor, and this build has no GPU backend to make one", verb);
+                       "%s: the mesh needs a VRAM executor, and this build cannot make one yet", verb);
 }
 
 uform_status_t uform_mesh_describe(const uform_mesh_t *mesh, uform_mesh_description_t *description) {

@@ -1,0 +1,96 @@
+/* Internal: the small part of the CUDA driver ABI uform uses, declared here so the project
+ * builds without any CUDA headers (Blender's cuew is the precedent). Names carry a
+ * `uform_cu` prefix so this header and the toolkit's cuda.h can be included together by
+ * tests/gpu/test_cuda_abi_matches_toolkit.c, which checks every value and signature below
+ * against the real header wherever the toolkit is installed. Add a declaration here only
+ * with its check there. */
+#ifndef UFORM_GPU_CUDA_ABI_H
+#define UFORM_GPU_CUDA_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* CUresult: only the values uform names. The driver may answer others; they are reported
+ * through cuGetErrorName, never interpreted. The toolkit's enums hold no negative value, so
+ * GCC and Clang give them the type unsigned int: the same ABI, and a compatible type, so the
+ * toolkit test can compare whole signatures. */
+typedef unsigned int uform_cuResult;
+enum {
+    UFORM_CUDA_SUCCESS = 0,
+    UFORM_CUDA_ERROR_INVALID_VALUE = 1,
+    UFORM_CUDA_ERROR_NOT_INITIALIZED = 3,
+    UFORM_CUDA_ERROR_DEINITIALIZED = 4,
+    UFORM_CUDA_ERROR_STUB_LIBRARY = 34,
+    UFORM_CUDA_ERROR_NO_DEVICE = 100,
+    UFORM_CUDA_ERROR_INVALID_DEVICE = 101,
+    UFORM_CUDA_ERROR_NOT_FOUND = 500,
+    UFORM_CUDA_ERROR_NOT_SUPPORTED = 801,
+    UFORM_CUDA_ERROR_UNKNOWN = 999
+};
+
+/* CUdevice is an int ordinal handle (CUdevice_v1). */
+typedef int uform_cuDevice;
+
+/* CUdevice_attribute: the attributes discovery reads. */
+typedef unsigned int uform_cuDeviceAttribute;
+enum {
+    UFORM_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    UFORM_CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
+    UFORM_CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34,
+    UFORM_CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50,
+    UFORM_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    UFORM_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+};
+
+/* cuGetProcAddress flags and its per-symbol answer (CUdriverProcAddressQueryResult). */
+enum {
+    UFORM_CU_GET_PROC_ADDRESS_DEFAULT = 0,
+    UFORM_CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1,
+    UFORM_CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2
+};
+typedef unsigned int uform_cuProcAddressQueryResult;
+enum {
+    UFORM_CU_GET_PROC_ADDRESS_SUCCESS = 0,
+    UFORM_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+    UFORM_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2
+};
+
+/* The CUDA version whose ABI the pointers below follow, as cuGetProcAddress takes it
+ * (1000 * major + 10 * minor). 12.0 is the first driver exporting cuGetProcAddress_v2. */
+#define UFORM_CUDA_ABI_VERSION 12000
+
+/* Entry points, by their versioned symbol's signature. CUDAAPI is empty on Linux. */
+typedef uform_cuResult (*uform_cuInit_t)(unsigned int flags);
+typedef uform_cuResult (*uform_cuDriverGetVersion_t)(int *version);
+/* cuGetProcAddress_v2, the CUDA 12 signature (cuda.h maps cuGetProcAddress to it). */
+typedef uform_cuResult (*uform_cuGetProcAddress_t)(const char *symbol, void **pfn, int cuda_version, uint64_t flags,
+                                                   uform_cuProcAddressQueryResult *symbol_status);
+typedef uform_cuResult (*uform_cuDeviceGetCount_t)(int *count);
+typedef uform_cuResult (*uform_cuDeviceGet_t)(uform_cuDevice *device, int ordinal);
+typedef uform_cuResult (*uform_cuDeviceGetName_t)(char *name, int length, uform_cuDevice device);
+/* cuDeviceTotalMem_v2: size_t bytes (the unversioned symbol takes an unsigned int). */
+typedef uform_cuResult (*uform_cuDeviceTotalMem_t)(size_t *bytes, uform_cuDevice device);
+typedef uform_cuResult (*uform_cuDeviceGetAttribute_t)(int *value, uform_cuDeviceAttribute attribute,
+                                                       uform_cuDevice device);
+typedef uform_cuResult (*uform_cuDeviceGetPCIBusId_t)(char *bus_id, int length, uform_cuDevice device);
+typedef uform_cuResult (*uform_cuGetErrorName_t)(uform_cuResult error, const char **name);
+
+/*
+ * X(field, base name for cuGetProcAddress, CUDA version of that ABI, symbol for dlsym, type):
+ * every entry point the loader binds, listed once so the table and its loading cannot drift.
+ * The versions are those in which the signature above appeared (cuDeviceTotalMem_v2: 3.2).
+ * cuGetErrorName comes first so that a later entry point's failure can be named.
+ */
+#define UFORM_CUDA_ENTRY_POINTS(X)                                                                \
+    X(cuGetErrorName, "cuGetErrorName", 6000, "cuGetErrorName", uform_cuGetErrorName_t)            \
+    X(cuDriverGetVersion, "cuDriverGetVersion", 2020, "cuDriverGetVersion", uform_cuDriverGetVersion_t) \
+    X(cuInit, "cuInit", 2000, "cuInit", uform_cuInit_t)                                              \
+    X(cuDeviceGetCount, "cuDeviceGetCount", 2000, "cuDeviceGetCount", uform_cuDeviceGetCount_t)      \
+    X(cuDeviceGet, "cuDeviceGet", 2000, "cuDeviceGet", uform_cuDeviceGet_t)                          \
+    X(cuDeviceGetName, "cuDeviceGetName", 2000, "cuDeviceGetName", uform_cuDeviceGetName_t)          \
+    X(cuDeviceTotalMem, "cuDeviceTotalMem", 3020, "cuDeviceTotalMem_v2", uform_cuDeviceTotalMem_t)   \
+    X(cuDeviceGetAttribute, "cuDeviceGetAttribute", 2000, "cuDeviceGetAttribute",                   \
+      uform_cuDeviceGetAttribute_t)                                                                \
+    X(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", 4010, "cuDeviceGetPCIBusId", uform_cuDeviceGetPCIBusId_t)
+
+#endif

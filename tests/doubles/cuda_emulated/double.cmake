@@ -1,0 +1,14 @@
+# The CUDA driver test double, built only for tests: libuform_cuda_emulated.so (a CUDA 12+
+# driver) and libuform_cuda_emulated_legacy.so (one older than 12.0: no cuGetProcAddress_v2).
+# Tests load them through UFORM_CUDA_LIBRARY; nothing links against them.
+foreach(variant uform_cuda_emulated uform_cuda_emulated_legacy)
+  add_library(${variant} SHARED
+    ${CMAKE_CURRENT_LIST_DIR}/emulated_driver.c ${CMAKE_CURRENT_LIST_DIR}/emulated_config.c)
+  target_include_directories(${variant} PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(${variant} PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  target_link_libraries(${variant} PRIVATE Threads::Threads)
+endforeach()
+target_compile_definitions(uform_cuda_emulated_legacy PRIVATE EMULATED_LEGACY_DRIVER=1)
+foreach(variant uform_cuda_emulated uform_cuda_emulated_legacy)
+  target_compile_definitions(${variant} PRIVATE _GNU_SOURCE)
+endforeach()

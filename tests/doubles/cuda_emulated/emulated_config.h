@@ -1,0 +1,37 @@
+/* The CUDA driver test double's configuration: what the emulated machine has and which faults
+ * it injects. Parsed once, from UFORM_CUDA_DOUBLE_CONFIG (see README.md). Later work adds
+ * streams, memory and more faults as new line kinds and keys; unknown ones are refused. */
+#ifndef UFORM_CUDA_EMULATED_CONFIG_H
+#define UFORM_CUDA_EMULATED_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EMULATED_MAX_DEVICES 64
+#define EMULATED_MAX_MISSING 16
+
+typedef struct emulated_device_t {
+    int compute_major, compute_minor;
+    int multiprocessors;
+    uint64_t memory_bytes;
+    unsigned pci_domain, pci_bus, pci_device, pci_function;
+    char name[1024]; /* longer than any driver buffer, so truncation can be tested */
+} emulated_device_t;
+
+typedef struct emulated_config_t {
+    int driver_version;             /* `driver version=12080` */
+    size_t device_count;            /* `device ...` lines, in the driver's (fastest-first) order */
+    emulated_device_t devices[EMULATED_MAX_DEVICES];
+    unsigned init_result;           /* `fault init=CUDA_ERROR_...`: what cuInit answers (0: succeeds) */
+    size_t missing_count;           /* `fault missing=cuName`: hidden from cuGetProcAddress */
+    char missing[EMULATED_MAX_MISSING][64];
+    char error[256];                /* why the configuration was refused; "" when it was not */
+} emulated_config_t;
+
+/** Parses `text` (lines split by newline or ';'; `#` comments). Fills `error` on refusal. */
+void emulated_config_parse(const char *text, emulated_config_t *config);
+
+/** The CUresult number of a name ("CUDA_ERROR_UNKNOWN") or a decimal number; -1 if neither. */
+long emulated_result_parse(const char *text);
+
+#endif

@@ -1,0 +1,22 @@
+/* The CUresult names the CUDA driver test double knows: cuGetErrorName answers them and the
+ * configuration accepts them. A subset of the toolkit's list; add rows as tests need them. */
+#ifndef UFORM_CUDA_EMULATED_ERRORS_H
+#define UFORM_CUDA_EMULATED_ERRORS_H
+
+#define EMULATED_CUDA_ERRORS(X)                                                                   \
+    X(CUDA_SUCCESS, 0)                                                                             \
+    X(CUDA_ERROR_INVALID_VALUE, 1)                                                                 \
+    X(CUDA_ERROR_OUT_OF_MEMORY, 2)                                                                 \
+    X(CUDA_ERROR_NOT_INITIALIZED, 3)                                                               \
+    X(CUDA_ERROR_DEINITIALIZED, 4)                                                                 \
+    X(CUDA_ERROR_STUB_LIBRARY, 34)                                                                 \
+    X(CUDA_ERROR_INSUFFICIENT_DRIVER, 35)                                                          \
+    X(CUDA_ERROR_NO_DEVICE, 100)                                                                   \
+    X(CUDA_ERROR_INVALID_DEVICE, 101)                                                              \
+    X(CUDA_ERROR_OPERATING_SYSTEM, 304)                                                            \
+    X(CUDA_ERROR_NOT_FOUND, 500)                                                                   \
+    X(CUDA_ERROR_NOT_SUPPORTED, 801)                                                               \
+    X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)                                                      \
+    X(CUDA_ERROR_UNKNOWN, 999)
+
+#endif

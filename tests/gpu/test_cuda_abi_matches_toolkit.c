@@ -1,0 +1,65 @@
+/* uform's own declarations of the CUDA driver ABI (src/gpu/cuda_abi.h) against the toolkit's
+ * cuda.h: every value by static assertion, every entry point's type by _Generic (a compatible
+ * function type or no build), and every dlsym name against the versioned symbol cuda.h maps
+ * the base name to. Built only where the toolkit's headers are installed (tests/gpu/tests.cmake). */
+#include <cuda.h>
+
+#include "gpu/cuda_abi.h"
+#include "test.h"
+
+#define SAME_VALUE(ours, theirs) _Static_assert((long long)(ours) == (long long)(theirs), #ours " != " #theirs)
+SAME_VALUE(UFORM_CUDA_SUCCESS, CUDA_SUCCESS);
+SAME_VALUE(UFORM_CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_VALUE);
+SAME_VALUE(UFORM_CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_NOT_INITIALIZED);
+SAME_VALUE(UFORM_CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_DEINITIALIZED);
+SAME_VALUE(UFORM_CUDA_ERROR_STUB_LIBRARY, CUDA_ERROR_STUB_LIBRARY);
+SAME_VALUE(UFORM_CUDA_ERROR_NO_DEVICE, CUDA_ERROR_NO_DEVICE);
+SAME_VALUE(UFORM_CUDA_ERROR_INVALID_DEVICE, CUDA_ERROR_INVALID_DEVICE);
+SAME_VALUE(UFORM_CUDA_ERROR_NOT_FOUND, CUDA_ERROR_NOT_FOUND);
+SAME_VALUE(UFORM_CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_NOT_SUPPORTED);
+SAME_VALUE(UFORM_CUDA_ERROR_UNKNOWN, CUDA_ERROR_UNKNOWN);
+SAME_VALUE(UFORM_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+SAME_VALUE(UFORM_CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID);
+SAME_VALUE(UFORM_CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID);
+SAME_VALUE(UFORM_CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID);
+SAME_VALUE(UFORM_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+SAME_VALUE(UFORM_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+SAME_VALUE(UFORM_CU_GET_PROC_ADDRESS_DEFAULT, CU_GET_PROC_ADDRESS_DEFAULT);
+SAME_VALUE(UFORM_CU_GET_PROC_ADDRESS_LEGACY_STREAM, CU_GET_PROC_ADDRESS_LEGACY_STREAM);
+SAME_VALUE(UFORM_CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+SAME_VALUE(UFORM_CU_GET_PROC_ADDRESS_SUCCESS, CU_GET_PROC_ADDRESS_SUCCESS);
+SAME_VALUE(UFORM_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+SAME_VALUE(UFORM_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+
+/* The scalar types, by size and by compatibility. */
+_Static_assert(sizeof(uform_cuResult) == sizeof(CUresult), "CUresult size");
+_Static_assert(_Generic((uform_cuResult)0, __typeof__((CUresult)0): 1, default: 0), "CUresult type");
+_Static_assert(_Generic((uform_cuDevice)0, CUdevice: 1, default: 0), "CUdevice type");
+_Static_assert(_Generic((uform_cuDeviceAttribute)0, __typeof__((CUdevice_attribute)0): 1, default: 0),
+               "CUdevice_attribute type");
+_Static_assert(_Generic((uform_cuProcAddressQueryResult)0, __typeof__((CUdriverProcAddressQueryResult)0): 1,
+                        default: 0),
+               "CUdriverProcAddressQueryResult type");
+_Static_assert(UFORM_CUDA_ABI_VERSION <= CUDA_VERSION, "uform asks for an ABI newer than this toolkit");
+
+/* Each entry point: our pointer type is compatible with the toolkit's prototype of the symbol
+ * cuda.h maps the name to (cuDeviceTotalMem -> cuDeviceTotalMem_v2, cuGetProcAddress ->
+ * cuGetProcAddress_v2). Compile time only: nothing links against the driver. */
+#define SAME_SIGNATURE(field, base, version, symbol, type)                                        \
+    _Static_assert(_Generic((type)0, __typeof__(&field): 1, default: 0), #type " does not match cuda.h");
+UFORM_CUDA_ENTRY_POINTS(SAME_SIGNATURE)
+_Static_assert(_Generic((uform_cuGetProcAddress_t)0, __typeof__(&cuGetProcAddress): 1, default: 0),
+               "uform_cuGetProcAddress_t does not match cuda.h");
+
+#define STRINGIFY_(x) #x
+#define EXPANDED_NAME_(x) STRINGIFY_(x)
+
+int main(void) {
+    /* The dlsym fallback names the symbol cuda.h itself binds a call to. */
+#define SAME_SYMBOL(field, base, version, symbol, type)                                           \
+    CHECK_EQ_STR(symbol, EXPANDED_NAME_(field));                                                   \
+    CHECK_EQ_STR(base, #field);
+    UFORM_CUDA_ENTRY_POINTS(SAME_SYMBOL)
+    CHECK_EQ_STR("cuGetProcAddress_v2", EXPANDED_NAME_(cuGetProcAddress));
+    TEST_DONE();
+}
