@@ -23,7 +23,14 @@ enum {
     UFORM_CUDA_ERROR_STUB_LIBRARY = 34,
     UFORM_CUDA_ERROR_NO_DEVICE = 100,
     UFORM_CUDA_ERROR_INVALID_DEVICE = 101,
+    UFORM_CUDA_ERROR_OUT_OF_MEMORY = 2,
+    UFORM_CUDA_ERROR_INVALID_CONTEXT = 201,
+    UFORM_CUDA_ERROR_INVALID_HANDLE = 400,
     UFORM_CUDA_ERROR_NOT_FOUND = 500,
+    UFORM_CUDA_ERROR_NOT_READY = 600,
+    UFORM_CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+    UFORM_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
+    UFORM_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
     UFORM_CUDA_ERROR_NOT_SUPPORTED = 801,
     UFORM_CUDA_ERROR_UNKNOWN = 999
 };
@@ -92,5 +99,84 @@ typedef uform_cuResult (*uform_cuGetErrorName_t)(uform_cuResult error, const cha
     X(cuDeviceGetAttribute, "cuDeviceGetAttribute", 2000, "cuDeviceGetAttribute",                   \
       uform_cuDeviceGetAttribute_t)                                                                \
     X(cuDeviceGetPCIBusId, "cuDeviceGetPCIBusId", 4010, "cuDeviceGetPCIBusId", uform_cuDeviceGetPCIBusId_t)
+
+
+/*
+ * Execution: primary contexts, device and pinned host memory, streams. Declared for the VRAM
+ * executor (and implemented by the CUDA driver test double); the discovery loader above does
+ * not bind these, so a driver lacking them still lists its GPUs. Same X row shape as above.
+ */
+/* CUcontext and CUstream are pointers to the toolkit's own incomplete struct tags, so the
+ * types are the same ones when both headers are included; CUdeviceptr is CUdeviceptr_v2. */
+typedef struct CUctx_st *uform_cuContext;
+typedef struct CUstream_st *uform_cuStream;
+typedef unsigned long long uform_cuDevicePtr;
+typedef void (*uform_cuHostFn)(void *user_data);
+typedef unsigned int uform_cuPointerAttribute;
+enum {
+    UFORM_CU_STREAM_DEFAULT = 0,
+    UFORM_CU_STREAM_NON_BLOCKING = 1,
+    UFORM_CU_MEMHOSTALLOC_PORTABLE = 1,
+    UFORM_CU_MEMHOSTALLOC_DEVICEMAP = 2,
+    UFORM_CU_MEMHOSTALLOC_WRITECOMBINED = 4,
+    UFORM_CU_MEMHOSTREGISTER_PORTABLE = 1,
+    UFORM_CU_MEMHOSTREGISTER_DEVICEMAP = 2,
+    UFORM_CU_MEMHOSTREGISTER_IOMEMORY = 4,
+    UFORM_CU_MEMHOSTREGISTER_READ_ONLY = 8,
+    UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    UFORM_CU_MEMORYTYPE_HOST = 1,
+    UFORM_CU_MEMORYTYPE_DEVICE = 2
+};
+typedef uform_cuResult (*uform_cuDevicePrimaryCtxRetain_t)(uform_cuContext *context, uform_cuDevice device);
+typedef uform_cuResult (*uform_cuDevicePrimaryCtxRelease_t)(uform_cuDevice device);
+typedef uform_cuResult (*uform_cuCtxSetCurrent_t)(uform_cuContext context);
+typedef uform_cuResult (*uform_cuCtxGetCurrent_t)(uform_cuContext *context);
+typedef uform_cuResult (*uform_cuCtxSynchronize_t)(void);
+typedef uform_cuResult (*uform_cuMemGetInfo_t)(size_t *free_bytes, size_t *total_bytes);
+typedef uform_cuResult (*uform_cuMemAlloc_t)(uform_cuDevicePtr *pointer, size_t bytes);
+typedef uform_cuResult (*uform_cuMemFree_t)(uform_cuDevicePtr pointer);
+typedef uform_cuResult (*uform_cuMemHostAlloc_t)(void **pointer, size_t bytes, unsigned int flags);
+typedef uform_cuResult (*uform_cuMemFreeHost_t)(void *pointer);
+typedef uform_cuResult (*uform_cuMemHostRegister_t)(void *pointer, size_t bytes, unsigned int flags);
+typedef uform_cuResult (*uform_cuMemHostUnregister_t)(void *pointer);
+typedef uform_cuResult (*uform_cuPointerGetAttribute_t)(void *data, uform_cuPointerAttribute attribute,
+                                                        uform_cuDevicePtr pointer);
+typedef uform_cuResult (*uform_cuStreamCreate_t)(uform_cuStream *stream, unsigned int flags);
+typedef uform_cuResult (*uform_cuStreamDestroy_t)(uform_cuStream stream);
+typedef uform_cuResult (*uform_cuStreamSynchronize_t)(uform_cuStream stream);
+typedef uform_cuResult (*uform_cuStreamQuery_t)(uform_cuStream stream);
+typedef uform_cuResult (*uform_cuMemcpyHtoDAsync_t)(uform_cuDevicePtr destination, const void *source, size_t bytes,
+                                                     uform_cuStream stream);
+typedef uform_cuResult (*uform_cuMemcpyDtoHAsync_t)(void *destination, uform_cuDevicePtr source, size_t bytes,
+                                                     uform_cuStream stream);
+typedef uform_cuResult (*uform_cuMemsetD8Async_t)(uform_cuDevicePtr destination, unsigned char value, size_t count,
+                                                   uform_cuStream stream);
+typedef uform_cuResult (*uform_cuLaunchHostFunc_t)(uform_cuStream stream, uform_cuHostFn function, void *user_data);
+
+#define UFORM_CUDA_EXECUTION_ENTRY_POINTS(X)                                                      \
+    X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000, "cuDevicePrimaryCtxRetain",      \
+      uform_cuDevicePrimaryCtxRetain_t)                                                            \
+    X(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 11000, "cuDevicePrimaryCtxRelease_v2", \
+      uform_cuDevicePrimaryCtxRelease_t)                                                           \
+    X(cuCtxSetCurrent, "cuCtxSetCurrent", 4000, "cuCtxSetCurrent", uform_cuCtxSetCurrent_t)          \
+    X(cuCtxGetCurrent, "cuCtxGetCurrent", 4000, "cuCtxGetCurrent", uform_cuCtxGetCurrent_t)          \
+    X(cuCtxSynchronize, "cuCtxSynchronize", 2000, "cuCtxSynchronize", uform_cuCtxSynchronize_t)      \
+    X(cuMemGetInfo, "cuMemGetInfo", 3020, "cuMemGetInfo_v2", uform_cuMemGetInfo_t)                   \
+    X(cuMemAlloc, "cuMemAlloc", 3020, "cuMemAlloc_v2", uform_cuMemAlloc_t)                           \
+    X(cuMemFree, "cuMemFree", 3020, "cuMemFree_v2", uform_cuMemFree_t)                               \
+    X(cuMemHostAlloc, "cuMemHostAlloc", 2020, "cuMemHostAlloc", uform_cuMemHostAlloc_t)              \
+    X(cuMemFreeHost, "cuMemFreeHost", 2000, "cuMemFreeHost", uform_cuMemFreeHost_t)                  \
+    X(cuMemHostRegister, "cuMemHostRegister", 6050, "cuMemHostRegister_v2", uform_cuMemHostRegister_t) \
+    X(cuMemHostUnregister, "cuMemHostUnregister", 4000, "cuMemHostUnregister", uform_cuMemHostUnregister_t) \
+    X(cuPointerGetAttribute, "cuPointerGetAttribute", 4000, "cuPointerGetAttribute",               \
+      uform_cuPointerGetAttribute_t)                                                               \
+    X(cuStreamCreate, "cuStreamCreate", 2000, "cuStreamCreate", uform_cuStreamCreate_t)              \
+    X(cuStreamDestroy, "cuStreamDestroy", 4000, "cuStreamDestroy_v2", uform_cuStreamDestroy_t)       \
+    X(cuStreamSynchronize, "cuStreamSynchronize", 2000, "cuStreamSynchronize", uform_cuStreamSynchronize_t) \
+    X(cuStreamQuery, "cuStreamQuery", 2000, "cuStreamQuery", uform_cuStreamQuery_t)                  \
+    X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync", 3020, "cuMemcpyHtoDAsync_v2", uform_cuMemcpyHtoDAsync_t) \
+    X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync", 3020, "cuMemcpyDtoHAsync_v2", uform_cuMemcpyDtoHAsync_t) \
+    X(cuMemsetD8Async, "cuMemsetD8Async", 3020, "cuMemsetD8Async", uform_cuMemsetD8Async_t)          \
+    X(cuLaunchHostFunc, "cuLaunchHostFunc", 10000, "cuLaunchHostFunc", uform_cuLaunchHostFunc_t)
 
 #endif
