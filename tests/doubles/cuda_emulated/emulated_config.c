@@ -122,6 +122,13 @@ static void parse_fault(char *rest, emulated_config_t *config, size_t line) {
     } else if (strcmp(rest, "missing") == 0) {
         if (config->missing_count == EMULATED_MAX_MISSING) return refuse(config, line, "too many missing entry points");
         snprintf(config->missing[config->missing_count++], sizeof config->missing[0], "%s", value);
+    } else if (strcmp(rest, "alloc") == 0 || strcmp(rest, "sticky") == 0) {
+        char *end = NULL;
+        unsigned long n = strtoul(value, &end, 10);
+        if (end == value || *end || n == 0 || value[0] == '-')
+            return refuse(config, line, "fault %s=%s is not a positive count", rest, value);
+        if (rest[0] == 'a') config->alloc_fault = n;
+        else config->sticky_fault = n;
     } else {
         refuse(config, line, "unknown fault '%s'", rest);
     }

@@ -25,6 +25,8 @@ typedef struct emulated_config_t {
     unsigned init_result;           /* `fault init=CUDA_ERROR_...`: what cuInit answers (0: succeeds) */
     size_t missing_count;           /* `fault missing=cuName`: hidden from cuGetProcAddress */
     char missing[EMULATED_MAX_MISSING][64];
+    unsigned long alloc_fault;      /* `fault alloc=N`: the Nth cuMemAlloc answers OUT_OF_MEMORY (0: none) */
+    unsigned long sticky_fault;     /* `fault sticky=N`: the Nth stream operation sticky-faults its context */
     char error[256];                /* why the configuration was refused; "" when it was not */
 } emulated_config_t;
 

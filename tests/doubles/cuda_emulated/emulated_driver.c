@@ -188,6 +188,623 @@ EXPORT uform_cuResult cuGetErrorName(uform_cuResult error, const char **name) {
     return UFORM_CUDA_ERROR_INVALID_VALUE;
 }
 
+/* ---- Execution: primary contexts, memory, streams (README.md, "Execution") ---- */
+
+/* One primary context per device. Its handle is the address of its slot; the handle stays the
+ * same across release and retain, as the driver's primary context does. */
+typedef struct emulated_context_t {
+    int device;
+    int retained;            /* cuDevicePrimaryCtxRetain count, under memory_lock */
+    atomic_uint sticky;      /* a sticky error (ILLEGAL_ADDRESS): every later call answers it */
+} emulated_context_t;
+
+static emulated_context_t contexts[EMULATED_MAX_DEVICES];
+static __thread emulated_context_t *current; /* the calling thread's current context */
+
+/* Every allocation the double made or registered: device memory, cuMemHostAlloc'd and
+ * cuMemHostRegister'ed host memory. Device memory is host memory tagged with its device. */
+typedef enum { ALLOCATION_DEVICE, ALLOCATION_HOST, ALLOCATION_REGISTERED } allocation_kind_t;
+typedef struct allocation_t {
+    struct allocation_t *next;
+    allocation_kind_t kind;
+    char *base;
+    size_t bytes;   /* what the caller asked for */
+    size_t charged; /* device memory: what it counts against the device (256-byte granules) */
+    int device;
+} allocation_t;
+
+static pthread_mutex_t memory_lock = PTHREAD_MUTEX_INITIALIZER;
+static allocation_t *allocations;                   /* under memory_lock */
+static uint64_t device_used[EMULATED_MAX_DEVICES];  /* under memory_lock */
+static atomic_ulong alloc_calls;                    /* cuMemAlloc calls, for `fault alloc=N` */
+static atomic_ulong stream_operations;              /* enqueued stream operations, for `fault sticky=N` */
+
+static emulated_context_t *context_of_handle(uform_cuContext handle) {
+    emulated_context_t *context = (emulated_context_t *)handle;
+    if (context < contexts || context >= contexts + config.device_count) return NULL;
+    return context;
+}
+
+/* Calls that work in the current context start here: initialised, a current context that is
+ * still retained, and no sticky error in it. */
+static uform_cuResult enter_context(emulated_context_t **out) {
+    if (!atomic_load(&initialized)) return UFORM_CUDA_ERROR_NOT_INITIALIZED;
+    emulated_context_t *context = current;
+    if (!context) return UFORM_CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&memory_lock);
+    int live = context->retained > 0;
+    pthread_mutex_unlock(&memory_lock);
+    if (!live) return UFORM_CUDA_ERROR_INVALID_CONTEXT;
+    unsigned sticky = atomic_load(&context->sticky);
+    if (sticky) return sticky;
+    *out = context;
+    return UFORM_CUDA_SUCCESS;
+}
+
+#define ENTER_CONTEXT()                                                                            \
+    emulated_context_t *context = NULL;                                                            \
+    do {                                                                                           \
+        uform_cuResult result_ = enter_context(&context);                                          \
+        if (result_ != UFORM_CUDA_SUCCESS) return result_;                                         \
+    } while (0)
+
+/* The allocation holding [address, address + bytes), or NULL. Under memory_lock. */
+static allocation_t *allocation_holding(const void *address, size_t bytes) {
+    const char *p = address;
+    for (allocation_t *a = allocations; a; a = a->next)
+        if (p >= a->base && p <= a->base + a->bytes && bytes <= (size_t)(a->base + a->bytes - p) &&
+            (bytes || p < a->base + a->bytes))
+            return a;
+    return NULL;
+}
+
+/* Unlinks and answers the allocation of `kind` starting at `base`, or NULL. Under memory_lock. */
+static allocation_t *unlink_allocation(const void *base, allocation_kind_t kind) {
+    for (allocation_t **link = &allocations; *link; link = &(*link)->next)
+        if ((*link)->base == base && (*link)->kind == kind) {
+            allocation_t *found = *link;
+            *link = found->next;
+            return found;
+        }
+    return NULL;
+}
+
+/* ---- Streams: each runs its queued operations in order on a host thread of its own. ---- */
+
+typedef enum { OPERATION_COPY, OPERATION_SET, OPERATION_HOST_FUNCTION } operation_kind_t;
+typedef struct operation_t {
+    struct operation_t *next;
+    operation_kind_t kind;
+    void *destination;
+    const void *source;
+    size_t bytes;
+    unsigned char value;
+    uform_cuHostFn function;
+    void *user_data;
+    int faults; /* the `fault sticky=N` operation */
+} operation_t;
+
+typedef struct emulated_stream_t {
+    struct emulated_stream_t *next_live; /* the live list, under streams_lock */
+    emulated_context_t *context;
+    unsigned flags;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    operation_t *head, *tail; /* queued; head is the one running (under lock) */
+    int destroyed;            /* cuStreamDestroy: the thread drains the queue, then ends */
+    int references;           /* its thread's and callers' in flight, under streams_lock */
+} emulated_stream_t;
+
+static pthread_mutex_t streams_lock = PTHREAD_MUTEX_INITIALIZER;
+static emulated_stream_t *live_streams; /* under streams_lock */
+/* The legacy NULL stream of each context, created on first use. */
+static emulated_stream_t *null_streams[EMULATED_MAX_DEVICES]; /* under streams_lock */
+
+static void run_operation(emulated_stream_t *stream, operation_t *operation) {
+    emulated_context_t *context = stream->context;
+    if (operation->faults) {
+        unsigned expected = 0;
+        atomic_compare_exchange_strong(&context->sticky, &expected, UFORM_CUDA_ERROR_ILLEGAL_ADDRESS);
+    }
+    if (atomic_load(&context->sticky)) return; /* a faulted context does no more work */
+    switch (operation->kind) {
+    case OPERATION_COPY: memcpy(operation->destination, operation->source, operation->bytes); break;
+    case OPERATION_SET: memset(operation->destination, operation->value, operation->bytes); break;
+    case OPERATION_HOST_FUNCTION: operation->function(operation->user_data); break;
+    }
+}
+
+/* Drops a reference; the last one frees the stream. */
+static void put_stream(emulated_stream_t *stream) {
+    pthread_mutex_lock(&streams_lock);
+    int last = --stream->references == 0;
+    pthread_mutex_unlock(&streams_lock);
+    if (!last) return;
+    pthread_cond_destroy(&stream->changed);
+    pthread_mutex_destroy(&stream->lock);
+    free(stream);
+}
+
+static void *stream_thread(void *argument) {
+    emulated_stream_t *stream = argument;
+    pthread_mutex_lock(&stream->lock);
+    for (;;) {
+        while (!stream->head && !stream->destroyed) pthread_cond_wait(&stream->changed, &stream->lock);
+        if (!stream->head) break; /* destroyed and drained */
+        operation_t *operation = stream->head;
+        pthread_mutex_unlock(&stream->lock);
+        run_operation(stream, operation);
+        pthread_mutex_lock(&stream->lock);
+        stream->head = operation->next;
+        if (!stream->head) stream->tail = NULL;
+        free(operation);
+        pthread_cond_broadcast(&stream->changed);
+    }
+    pthread_mutex_unlock(&stream->lock);
+    put_stream(stream);
+    return NULL;
+}
+
+static uform_cuResult start_stream(emulated_context_t *context, unsigned flags, emulated_stream_t **out) {
+    emulated_stream_t *stream = calloc(1, sizeof *stream);
+    if (!stream) return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
+    stream->context = context;
+    stream->flags = flags;
+    stream->references = 1; /* its thread's */
+    pthread_mutex_init(&stream->lock, NULL);
+    pthread_cond_init(&stream->changed, NULL);
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+    int failed = pthread_create(&stream->thread, &attributes, stream_thread, stream);
+    pthread_attr_destroy(&attributes);
+    if (failed) {
+        pthread_cond_destroy(&stream->changed);
+        pthread_mutex_destroy(&stream->lock);
+        free(stream);
+        return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *out = stream;
+    return UFORM_CUDA_SUCCESS;
+}
+
+/* Waits until everything queued on `stream` so far has run. */
+static void drain(emulated_stream_t *stream) {
+    pthread_mutex_lock(&stream->lock);
+    while (stream->head) pthread_cond_wait(&stream->changed, &stream->lock);
+    pthread_mutex_unlock(&stream->lock);
+}
+
+/* The live stream behind a handle in `context` (0 is the context's legacy NULL stream), with a
+ * reference the caller puts back. INVALID_HANDLE for a handle that is no live stream. */
+static uform_cuResult stream_of(uform_cuStream handle, emulated_context_t *context, emulated_stream_t **out) {
+    uform_cuResult result = UFORM_CUDA_ERROR_INVALID_HANDLE;
+    pthread_mutex_lock(&streams_lock);
+    if (!handle) {
+        emulated_stream_t **slot = &null_streams[context - contexts];
+        result = *slot ? UFORM_CUDA_SUCCESS : start_stream(context, UFORM_CU_STREAM_DEFAULT, slot);
+        if (result == UFORM_CUDA_SUCCESS) (*out = *slot)->references++;
+    } else {
+        for (emulated_stream_t *s = live_streams; s; s = s->next_live)
+            if (s == (emulated_stream_t *)handle) {
+                if (s->context == context) {
+                    result = UFORM_CUDA_SUCCESS;
+                    (*out = s)->references++;
+                }
+            }
+    }
+    pthread_mutex_unlock(&streams_lock);
+    return result;
+}
+
+/* Drains every live stream of `context` (only the blocking ones when `blocking_only`; its NULL stream too when
+ * `null_too`), without holding streams_lock while waiting. */
+static void drain_streams(emulated_context_t *context, int blocking_only, int null_too) {
+    emulated_stream_t *selected[256];
+    size_t count = 0;
+    pthread_mutex_lock(&streams_lock);
+    for (emulated_stream_t *s = live_streams; s && count < 255; s = s->next_live)
+        if (s->context == context && (!blocking_only || !(s->flags & UFORM_CU_STREAM_NON_BLOCKING))) {
+            s->references++;
+            selected[count++] = s;
+        }
+    emulated_stream_t *null_stream = null_streams[context - contexts];
+    if (null_too && null_stream) {
+        null_stream->references++;
+        selected[count++] = null_stream;
+    }
+    pthread_mutex_unlock(&streams_lock);
+    for (size_t i = 0; i < count; i++) {
+        drain(selected[i]);
+        put_stream(selected[i]);
+    }
+}
+
+/* The legacy NULL stream's implicit synchronisation, emulated from the calling thread: work
+ * for the NULL stream waits for every blocking stream of the context, and work for a blocking
+ * stream waits for the NULL stream. (The real driver queues that wait on the device; here the
+ * caller waits, so a blocking stream held by a gate blocks the caller too.) */
+static void order_with_null_stream(emulated_stream_t *stream) {
+    emulated_context_t *context = stream->context;
+    if (stream->flags & UFORM_CU_STREAM_NON_BLOCKING) return;
+    pthread_mutex_lock(&streams_lock);
+    emulated_stream_t *null_stream = null_streams[context - contexts];
+    if (null_stream) null_stream->references++;
+    pthread_mutex_unlock(&streams_lock);
+    if (stream == null_stream) {
+        drain_streams(context, 1, 0);
+    } else if (null_stream) {
+        drain(null_stream);
+    }
+    if (null_stream) put_stream(null_stream);
+}
+
+static uform_cuResult enqueue(uform_cuStream handle, emulated_context_t *context, operation_t operation) {
+    emulated_stream_t *stream = NULL;
+    uform_cuResult result = stream_of(handle, context, &stream);
+    if (result != UFORM_CUDA_SUCCESS) return result;
+    operation_t *queued = malloc(sizeof *queued);
+    if (!queued) {
+        put_stream(stream);
+        return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *queued = operation;
+    queued->next = NULL;
+    unsigned long number = atomic_fetch_add(&stream_operations, 1) + 1;
+    queued->faults = config.sticky_fault && number == config.sticky_fault;
+    order_with_null_stream(stream);
+    pthread_mutex_lock(&stream->lock);
+    if (stream->tail) stream->tail->next = queued;
+    else stream->head = queued;
+    stream->tail = queued;
+    pthread_cond_broadcast(&stream->changed);
+    pthread_mutex_unlock(&stream->lock);
+    put_stream(stream);
+    return UFORM_CUDA_SUCCESS;
+}
+
+/* Every live stream of `context`, and its NULL stream, drained. */
+static void drain_context(emulated_context_t *context) { drain_streams(context, 0, 1); }
+
+/* ---- Contexts ---- */
+
+EXPORT uform_cuResult cuDevicePrimaryCtxRetain(uform_cuContext *handle, uform_cuDevice device) {
+    if (!atomic_load(&initialized)) return UFORM_CUDA_ERROR_NOT_INITIALIZED;
+    if (!handle) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    if (!device_of(device)) return UFORM_CUDA_ERROR_INVALID_DEVICE;
+    emulated_context_t *context = &contexts[device];
+    pthread_mutex_lock(&memory_lock);
+    context->device = device;
+    context->retained++;
+    pthread_mutex_unlock(&memory_lock);
+    *handle = (uform_cuContext)context;
+    return UFORM_CUDA_SUCCESS;
+}
+
+/* The last release destroys the primary context's state: its work is finished first, then
+ * its device memory freed, as the driver does. The handle stays valid for a later retain. */
+EXPORT uform_cuResult cuDevicePrimaryCtxRelease_v2(uform_cuDevice device) {
+    if (!atomic_load(&initialized)) return UFORM_CUDA_ERROR_NOT_INITIALIZED;
+    if (!device_of(device)) return UFORM_CUDA_ERROR_INVALID_DEVICE;
+    emulated_context_t *context = &contexts[device];
+    pthread_mutex_lock(&memory_lock);
+    int last = context->retained == 1;
+    int was_retained = context->retained > 0;
+    pthread_mutex_unlock(&memory_lock);
+    if (!was_retained) return UFORM_CUDA_ERROR_INVALID_CONTEXT;
+    if (last) drain_context(context);
+    pthread_mutex_lock(&memory_lock);
+    if (--context->retained == 0) {
+        for (allocation_t **link = &allocations; *link;) {
+            allocation_t *a = *link;
+            if (a->kind == ALLOCATION_DEVICE && a->device == device) {
+                *link = a->next;
+                free(a->base);
+                free(a);
+            } else {
+                link = &a->next;
+            }
+        }
+        device_used[device] = 0;
+    }
+    pthread_mutex_unlock(&memory_lock);
+    return UFORM_CUDA_SUCCESS;
+}
+
+EXPORT uform_cuResult cuCtxSetCurrent(uform_cuContext handle) {
+    if (!atomic_load(&initialized)) return UFORM_CUDA_ERROR_NOT_INITIALIZED;
+    if (!handle) {
+        current = NULL;
+        return UFORM_CUDA_SUCCESS;
+    }
+    emulated_context_t *context = context_of_handle(handle);
+    if (!context) return UFORM_CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_lock(&memory_lock);
+    int live = context->retained > 0;
+    pthread_mutex_unlock(&memory_lock);
+    if (!live) return UFORM_CUDA_ERROR_INVALID_CONTEXT;
+    current = context;
+    return UFORM_CUDA_SUCCESS;
+}
+
+EXPORT uform_cuResult cuCtxGetCurrent(uform_cuContext *handle) {
+    if (!atomic_load(&initialized)) return UFORM_CUDA_ERROR_NOT_INITIALIZED;
+    if (!handle) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    *handle = (uform_cuContext)current;
+    return UFORM_CUDA_SUCCESS;
+}
+
+EXPORT uform_cuResult cuCtxSynchronize(void) {
+    ENTER_CONTEXT();
+    drain_context(context);
+    return atomic_load(&context->sticky);
+}
+
+/* ---- Device memory ---- */
+
+EXPORT uform_cuResult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
+    ENTER_CONTEXT();
+    if (!free_bytes || !total_bytes) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    uint64_t total = config.devices[order[context->device]].memory_bytes;
+    pthread_mutex_lock(&memory_lock);
+    *free_bytes = (size_t)(total - device_used[context->device]);
+    pthread_mutex_unlock(&memory_lock);
+    *total_bytes = (size_t)total;
+    return UFORM_CUDA_SUCCESS;
+}
+
+EXPORT uform_cuResult cuMemAlloc_v2(uform_cuDevicePtr *pointer, size_t bytes) {
+    ENTER_CONTEXT();
+    if (!pointer || bytes == 0) return UFORM_CUDA_ERROR_INVALID_VALUE; /* cuda.h: 0 bytes is INVALID_VALUE */
+    unsigned long call = atomic_fetch_add(&alloc_calls, 1) + 1;
+    if (config.alloc_fault && call == config.alloc_fault) return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
+    size_t charged = (bytes + 255) & ~(size_t)255;
+    if (charged < bytes) return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
+    int device = context->device;
+    uint64_t total = config.devices[order[device]].memory_bytes;
+    allocation_t *allocation = calloc(1, sizeof *allocation);
+    if (!allocation) return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&memory_lock);
+    if (charged > total - device_used[device]) {
+        pthread_mutex_unlock(&memory_lock);
+        free(allocation);
+        return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    device_used[device] += charged;
+    pthread_mutex_unlock(&memory_lock);
+    allocation->base = aligned_alloc(256, charged); /* the driver aligns to at least 256 bytes */
+    if (!allocation->base) {
+        pthread_mutex_lock(&memory_lock);
+        device_used[device] -= charged;
+        pthread_mutex_unlock(&memory_lock);
+        free(allocation);
+        return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    allocation->kind = ALLOCATION_DEVICE;
+    allocation->bytes = bytes;
+    allocation->charged = charged;
+    allocation->device = device;
+    pthread_mutex_lock(&memory_lock);
+    allocation->next = allocations;
+    allocations = allocation;
+    pthread_mutex_unlock(&memory_lock);
+    *pointer = (uform_cuDevicePtr)(uintptr_t)allocation->base;
+    return UFORM_CUDA_SUCCESS;
+}
+
+/* Like the driver's, a free waits for the context's queued work first (no stream may still be
+ * using the memory). An address that is no allocation's start is INVALID_VALUE. */
+EXPORT uform_cuResult cuMemFree_v2(uform_cuDevicePtr pointer) {
+    ENTER_CONTEXT();
+    drain_context(context);
+    pthread_mutex_lock(&memory_lock);
+    allocation_t *found = unlink_allocation((void *)(uintptr_t)pointer, ALLOCATION_DEVICE);
+    if (found) device_used[found->device] -= found->charged;
+    pthread_mutex_unlock(&memory_lock);
+    if (!found) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    free(found->base);
+    free(found);
+    return UFORM_CUDA_SUCCESS;
+}
+
+/* ---- Pinned host memory ---- */
+
+static uform_cuResult add_host_allocation(allocation_kind_t kind, void *base, size_t bytes, int device) {
+    allocation_t *allocation = calloc(1, sizeof *allocation);
+    if (!allocation) return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
+    allocation->kind = kind;
+    allocation->base = base;
+    allocation->bytes = bytes;
+    allocation->device = device;
+    pthread_mutex_lock(&memory_lock);
+    allocation->next = allocations;
+    allocations = allocation;
+    pthread_mutex_unlock(&memory_lock);
+    return UFORM_CUDA_SUCCESS;
+}
+
+EXPORT uform_cuResult cuMemHostAlloc(void **pointer, size_t bytes, unsigned int flags) {
+    ENTER_CONTEXT();
+    if (!pointer || bytes == 0 ||
+        (flags & ~(unsigned)(UFORM_CU_MEMHOSTALLOC_PORTABLE | UFORM_CU_MEMHOSTALLOC_DEVICEMAP |
+                             UFORM_CU_MEMHOSTALLOC_WRITECOMBINED)))
+        return UFORM_CUDA_ERROR_INVALID_VALUE;
+    void *base = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095); /* page-locked memory is whole pages */
+    if (!base) return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
+    uform_cuResult result = add_host_allocation(ALLOCATION_HOST, base, bytes, context->device);
+    if (result != UFORM_CUDA_SUCCESS) {
+        free(base);
+        return result;
+    }
+    *pointer = base;
+    return UFORM_CUDA_SUCCESS;
+}
+
+EXPORT uform_cuResult cuMemFreeHost(void *pointer) {
+    ENTER_CONTEXT();
+    drain_context(context);
+    pthread_mutex_lock(&memory_lock);
+    allocation_t *found = unlink_allocation(pointer, ALLOCATION_HOST);
+    pthread_mutex_unlock(&memory_lock);
+    if (!found) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    free(found->base);
+    free(found);
+    return UFORM_CUDA_SUCCESS;
+}
+
+EXPORT uform_cuResult cuMemHostRegister_v2(void *pointer, size_t bytes, unsigned int flags) {
+    ENTER_CONTEXT();
+    if (!pointer || bytes == 0 ||
+        (flags & ~(unsigned)(UFORM_CU_MEMHOSTREGISTER_PORTABLE | UFORM_CU_MEMHOSTREGISTER_DEVICEMAP |
+                             UFORM_CU_MEMHOSTREGISTER_IOMEMORY | UFORM_CU_MEMHOSTREGISTER_READ_ONLY)))
+        return UFORM_CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&memory_lock);
+    int overlaps = 0;
+    for (allocation_t *a = allocations; a; a = a->next)
+        overlaps |= a->kind != ALLOCATION_DEVICE && (char *)pointer < a->base + a->bytes &&
+                    a->base < (char *)pointer + bytes;
+    pthread_mutex_unlock(&memory_lock);
+    if (overlaps) return UFORM_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    return add_host_allocation(ALLOCATION_REGISTERED, pointer, bytes, context->device);
+}
+
+EXPORT uform_cuResult cuMemHostUnregister(void *pointer) {
+    ENTER_CONTEXT();
+    if (!pointer) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    drain_context(context);
+    pthread_mutex_lock(&memory_lock);
+    allocation_t *found = unlink_allocation(pointer, ALLOCATION_REGISTERED);
+    pthread_mutex_unlock(&memory_lock);
+    if (!found) return UFORM_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    free(found); /* the memory is the caller's */
+    return UFORM_CUDA_SUCCESS;
+}
+
+/* CU_POINTER_ATTRIBUTE_MEMORY_TYPE only: DEVICE for cuMemAlloc'd memory, HOST for pinned host
+ * memory; an address the double did not allocate or register is INVALID_VALUE, as the driver
+ * answers for ordinary host memory. */
+EXPORT uform_cuResult cuPointerGetAttribute(void *data, uform_cuPointerAttribute attribute, uform_cuDevicePtr pointer) {
+    if (!atomic_load(&initialized)) return UFORM_CUDA_ERROR_NOT_INITIALIZED;
+    if (!data || attribute != UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&memory_lock);
+    allocation_t *found = allocation_holding((void *)(uintptr_t)pointer, 1);
+    unsigned type = !found ? 0 : found->kind == ALLOCATION_DEVICE ? UFORM_CU_MEMORYTYPE_DEVICE : UFORM_CU_MEMORYTYPE_HOST;
+    pthread_mutex_unlock(&memory_lock);
+    if (!found) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    *(unsigned *)data = type;
+    return UFORM_CUDA_SUCCESS;
+}
+
+/* ---- Streams ---- */
+
+EXPORT uform_cuResult cuStreamCreate(uform_cuStream *handle, unsigned int flags) {
+    ENTER_CONTEXT();
+    if (!handle || (flags & ~(unsigned)UFORM_CU_STREAM_NON_BLOCKING)) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    emulated_stream_t *stream = NULL;
+    uform_cuResult result = start_stream(context, flags, &stream);
+    if (result != UFORM_CUDA_SUCCESS) return result;
+    pthread_mutex_lock(&streams_lock);
+    stream->next_live = live_streams;
+    live_streams = stream;
+    pthread_mutex_unlock(&streams_lock);
+    *handle = (uform_cuStream)stream;
+    return UFORM_CUDA_SUCCESS;
+}
+
+/* cuda.h: if work is still queued, "the function will return immediately and the resources
+ * associated with hStream will be released automatically once the device has completed all
+ * work": the stream's thread drains its queue, then frees it. */
+EXPORT uform_cuResult cuStreamDestroy_v2(uform_cuStream handle) {
+    ENTER_CONTEXT();
+    if (!handle) return UFORM_CUDA_ERROR_INVALID_HANDLE;
+    emulated_stream_t *stream = NULL;
+    pthread_mutex_lock(&streams_lock);
+    for (emulated_stream_t **link = &live_streams; *link; link = &(*link)->next_live)
+        if (*link == (emulated_stream_t *)handle) {
+            stream = *link;
+            *link = stream->next_live;
+            break;
+        }
+    if (stream) { /* its thread drains the queue and puts its reference back */
+        pthread_mutex_lock(&stream->lock);
+        stream->destroyed = 1;
+        pthread_cond_broadcast(&stream->changed);
+        pthread_mutex_unlock(&stream->lock);
+    }
+    pthread_mutex_unlock(&streams_lock);
+    return stream ? UFORM_CUDA_SUCCESS : UFORM_CUDA_ERROR_INVALID_HANDLE;
+}
+
+EXPORT uform_cuResult cuStreamSynchronize(uform_cuStream handle) {
+    ENTER_CONTEXT();
+    emulated_stream_t *stream = NULL;
+    uform_cuResult result = stream_of(handle, context, &stream);
+    if (result != UFORM_CUDA_SUCCESS) return result;
+    drain(stream);
+    put_stream(stream);
+    return atomic_load(&context->sticky);
+}
+
+EXPORT uform_cuResult cuStreamQuery(uform_cuStream handle) {
+    ENTER_CONTEXT();
+    emulated_stream_t *stream = NULL;
+    uform_cuResult result = stream_of(handle, context, &stream);
+    if (result != UFORM_CUDA_SUCCESS) return result;
+    pthread_mutex_lock(&stream->lock);
+    int busy = stream->head != NULL;
+    pthread_mutex_unlock(&stream->lock);
+    put_stream(stream);
+    unsigned sticky = atomic_load(&context->sticky);
+    return sticky ? sticky : busy ? UFORM_CUDA_ERROR_NOT_READY : UFORM_CUDA_SUCCESS;
+}
+
+/* The driver checks an async copy's device range against its allocations up front. */
+static int device_range_valid(uform_cuDevicePtr pointer, size_t bytes) {
+    pthread_mutex_lock(&memory_lock);
+    allocation_t *found = allocation_holding((void *)(uintptr_t)pointer, bytes);
+    int valid = found && found->kind == ALLOCATION_DEVICE;
+    pthread_mutex_unlock(&memory_lock);
+    return valid;
+}
+
+EXPORT uform_cuResult cuMemcpyHtoDAsync_v2(uform_cuDevicePtr destination, const void *source, size_t bytes,
+                                           uform_cuStream stream) {
+    ENTER_CONTEXT();
+    if (!bytes) return UFORM_CUDA_SUCCESS;
+    if (!source || !device_range_valid(destination, bytes)) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    return enqueue(stream, context,
+                   (operation_t){.kind = OPERATION_COPY, .destination = (void *)(uintptr_t)destination,
+                                 .source = source, .bytes = bytes});
+}
+
+EXPORT uform_cuResult cuMemcpyDtoHAsync_v2(void *destination, uform_cuDevicePtr source, size_t bytes,
+                                           uform_cuStream stream) {
+    ENTER_CONTEXT();
+    if (!bytes) return UFORM_CUDA_SUCCESS;
+    if (!destination || !device_range_valid(source, bytes)) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    return enqueue(stream, context,
+                   (operation_t){.kind = OPERATION_COPY, .destination = destination,
+                                 .source = (const void *)(uintptr_t)source, .bytes = bytes});
+}
+
+EXPORT uform_cuResult cuMemsetD8Async(uform_cuDevicePtr destination, unsigned char value, size_t count,
+                                      uform_cuStream stream) {
+    ENTER_CONTEXT();
+    if (!count) return UFORM_CUDA_SUCCESS;
+    if (!device_range_valid(destination, count)) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    return enqueue(stream, context,
+                   (operation_t){.kind = OPERATION_SET, .destination = (void *)(uintptr_t)destination,
+                                 .value = value, .bytes = count});
+}
+
+EXPORT uform_cuResult cuLaunchHostFunc(uform_cuStream stream, uform_cuHostFn function, void *user_data) {
+    ENTER_CONTEXT();
+    if (!function) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    return enqueue(stream, context,
+                   (operation_t){.kind = OPERATION_HOST_FUNCTION, .function = function, .user_data = user_data});
+}
+
 #if !EMULATED_LEGACY_DRIVER
 /* What cuGetProcAddress resolves: a base name, the CUDA version whose ABI a function has, and
  * the function. For one name, rows go oldest first. */
@@ -208,6 +825,27 @@ static const entry_t entries[] = {
     {"cuDeviceGetAttribute", 2000, (void *)cuDeviceGetAttribute},
     {"cuDeviceGetPCIBusId", 4010, (void *)cuDeviceGetPCIBusId},
     {"cuGetErrorName", 6000, (void *)cuGetErrorName},
+    {"cuDevicePrimaryCtxRetain", 7000, (void *)cuDevicePrimaryCtxRetain},
+    {"cuDevicePrimaryCtxRelease", 11000, (void *)cuDevicePrimaryCtxRelease_v2},
+    {"cuCtxSetCurrent", 4000, (void *)cuCtxSetCurrent},
+    {"cuCtxGetCurrent", 4000, (void *)cuCtxGetCurrent},
+    {"cuCtxSynchronize", 2000, (void *)cuCtxSynchronize},
+    {"cuMemGetInfo", 3020, (void *)cuMemGetInfo_v2},
+    {"cuMemAlloc", 3020, (void *)cuMemAlloc_v2},
+    {"cuMemFree", 3020, (void *)cuMemFree_v2},
+    {"cuMemHostAlloc", 2020, (void *)cuMemHostAlloc},
+    {"cuMemFreeHost", 2000, (void *)cuMemFreeHost},
+    {"cuMemHostRegister", 6050, (void *)cuMemHostRegister_v2},
+    {"cuMemHostUnregister", 4000, (void *)cuMemHostUnregister},
+    {"cuPointerGetAttribute", 4000, (void *)cuPointerGetAttribute},
+    {"cuStreamCreate", 2000, (void *)cuStreamCreate},
+    {"cuStreamDestroy", 4000, (void *)cuStreamDestroy_v2},
+    {"cuStreamSynchronize", 2000, (void *)cuStreamSynchronize},
+    {"cuStreamQuery", 2000, (void *)cuStreamQuery},
+    {"cuMemcpyHtoDAsync", 3020, (void *)cuMemcpyHtoDAsync_v2},
+    {"cuMemcpyDtoHAsync", 3020, (void *)cuMemcpyDtoHAsync_v2},
+    {"cuMemsetD8Async", 3020, (void *)cuMemsetD8Async},
+    {"cuLaunchHostFunc", 10000, (void *)cuLaunchHostFunc},
 };
 
 static uform_cuResult get_proc_address(const char *symbol, void **pfn, int cuda_version, uint64_t flags,

@@ -13,8 +13,15 @@
     X(CUDA_ERROR_INSUFFICIENT_DRIVER, 35)                                                          \
     X(CUDA_ERROR_NO_DEVICE, 100)                                                                   \
     X(CUDA_ERROR_INVALID_DEVICE, 101)                                                              \
+    X(CUDA_ERROR_INVALID_CONTEXT, 201)                                                             \
     X(CUDA_ERROR_OPERATING_SYSTEM, 304)                                                            \
+    X(CUDA_ERROR_INVALID_HANDLE, 400)                                                              \
     X(CUDA_ERROR_NOT_FOUND, 500)                                                                   \
+    X(CUDA_ERROR_NOT_READY, 600)                                                                   \
+    X(CUDA_ERROR_ILLEGAL_ADDRESS, 700)                                                             \
+    X(CUDA_ERROR_CONTEXT_IS_DESTROYED, 709)                                                        \
+    X(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, 712)                                              \
+    X(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, 713)                                                  \
     X(CUDA_ERROR_NOT_SUPPORTED, 801)                                                               \
     X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)                                                      \
     X(CUDA_ERROR_UNKNOWN, 999)
