@@ -721,7 +721,7 @@ EXPORT uform_cuResult cuStreamDestroy_v2(uform_cuStream handle) {
     emulated_stream_t *stream = NULL;
     pthread_mutex_lock(&streams_lock);
     for (emulated_stream_t **link = &live_streams; *link; link = &(*link)->next_live)
-        if (*link == (emulated_stream_t *)handle) {
+        if (*link == (emulated_stream_t *)handle && (*link)->context == context) {
             stream = *link;
             *link = stream->next_live;
             break;
