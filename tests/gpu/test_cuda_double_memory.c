@@ -58,6 +58,7 @@ int main(void) {
              UFORM_CUDA_SUCCESS);
     CHECK_EQ_INT(type, UFORM_CU_MEMORYTYPE_HOST);
     CHECK_CU(cu.cuMemFree((uintptr_t)pinned), UFORM_CUDA_ERROR_INVALID_VALUE); /* not device memory */
+    CHECK_CU(cu.cuMemHostRegister((char *)pinned + 8, 8, 0), UFORM_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
     CHECK_CU(cu.cuMemFreeHost(pinned), UFORM_CUDA_SUCCESS);
     CHECK_CU(cu.cuMemFreeHost(pinned), UFORM_CUDA_ERROR_INVALID_VALUE);
 

@@ -489,13 +489,14 @@ EXPORT uform_cuResult cuDevicePrimaryCtxRelease_v2(uform_cuDevice device) {
     if (!device_of(device)) return UFORM_CUDA_ERROR_INVALID_DEVICE;
     emulated_context_t *context = &contexts[device];
     pthread_mutex_lock(&memory_lock);
-    int last = context->retained == 1;
     int was_retained = context->retained > 0;
+    int last = was_retained && --context->retained == 0;
     pthread_mutex_unlock(&memory_lock);
     if (!was_retained) return UFORM_CUDA_ERROR_INVALID_CONTEXT;
-    if (last) drain_context(context);
+    if (!last) return UFORM_CUDA_SUCCESS;
+    drain_context(context); /* calls in the context already answer INVALID_CONTEXT */
     pthread_mutex_lock(&memory_lock);
-    if (--context->retained == 0) {
+    if (context->retained == 0) { /* not retained again meanwhile */
         for (allocation_t **link = &allocations; *link;) {
             allocation_t *a = *link;
             if (a->kind == ALLOCATION_DEVICE && a->device == device) {
@@ -610,6 +611,8 @@ EXPORT uform_cuResult cuMemFree_v2(uform_cuDevicePtr pointer) {
 
 /* ---- Pinned host memory ---- */
 
+/* Records pinned host memory; a registration overlapping pinned memory already known is
+ * HOST_MEMORY_ALREADY_REGISTERED (checked and recorded under one lock). */
 static uform_cuResult add_host_allocation(allocation_kind_t kind, void *base, size_t bytes, int device) {
     allocation_t *allocation = calloc(1, sizeof *allocation);
     if (!allocation) return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
@@ -618,10 +621,16 @@ static uform_cuResult add_host_allocation(allocation_kind_t kind, void *base, si
     allocation->bytes = bytes;
     allocation->device = device;
     pthread_mutex_lock(&memory_lock);
-    allocation->next = allocations;
-    allocations = allocation;
+    int overlaps = 0;
+    for (allocation_t *a = allocations; a && kind == ALLOCATION_REGISTERED; a = a->next)
+        overlaps |= a->kind != ALLOCATION_DEVICE && (char *)base < a->base + a->bytes && a->base < (char *)base + bytes;
+    if (!overlaps) {
+        allocation->next = allocations;
+        allocations = allocation;
+    }
     pthread_mutex_unlock(&memory_lock);
-    return UFORM_CUDA_SUCCESS;
+    if (overlaps) free(allocation);
+    return overlaps ? UFORM_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED : UFORM_CUDA_SUCCESS;
 }
 
 EXPORT uform_cuResult cuMemHostAlloc(void **pointer, size_t bytes, unsigned int flags) {
@@ -659,13 +668,6 @@ EXPORT uform_cuResult cuMemHostRegister_v2(void *pointer, size_t bytes, unsigned
         (flags & ~(unsigned)(UFORM_CU_MEMHOSTREGISTER_PORTABLE | UFORM_CU_MEMHOSTREGISTER_DEVICEMAP |
                              UFORM_CU_MEMHOSTREGISTER_IOMEMORY | UFORM_CU_MEMHOSTREGISTER_READ_ONLY)))
         return UFORM_CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&memory_lock);
-    int overlaps = 0;
-    for (allocation_t *a = allocations; a; a = a->next)
-        overlaps |= a->kind != ALLOCATION_DEVICE && (char *)pointer < a->base + a->bytes &&
-                    a->base < (char *)pointer + bytes;
-    pthread_mutex_unlock(&memory_lock);
-    if (overlaps) return UFORM_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
     return add_host_allocation(ALLOCATION_REGISTERED, pointer, bytes, context->device);
 }
 
