@@ -81,14 +81,19 @@ int main(void) {
     CHECK_CU(cu.cuMemHostUnregister(buffer), UFORM_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
     free(buffer);
 
-    /* The last release frees the context's device memory. */
+    /* The last release frees the context's device memory and ends its streams. */
     CHECK_CU(cu.cuMemAlloc(&a, 4096), UFORM_CUDA_SUCCESS);
+    uform_cuStream stream = NULL;
+    CHECK_CU(cu.cuStreamCreate(&stream, 0), UFORM_CUDA_SUCCESS);
     CHECK_CU(cu.cuDevicePrimaryCtxRelease(1), UFORM_CUDA_SUCCESS);
+    CHECK_CU(cu.cuDevicePrimaryCtxRelease(1), UFORM_CUDA_ERROR_INVALID_CONTEXT);
     CHECK_CU(cu.cuMemGetInfo(&free_bytes, &total_bytes), UFORM_CUDA_ERROR_INVALID_CONTEXT);
     CHECK_CU(cu.cuDevicePrimaryCtxRetain(&context, 1), UFORM_CUDA_SUCCESS);
     CHECK_CU(cu.cuCtxSetCurrent(context), UFORM_CUDA_SUCCESS);
     CHECK_CU(cu.cuMemGetInfo(&free_bytes, &total_bytes), UFORM_CUDA_SUCCESS);
     CHECK_EQ_INT(free_bytes, 2u << 20);
+    CHECK_CU(cu.cuStreamQuery(stream), UFORM_CUDA_ERROR_INVALID_HANDLE);
+    CHECK_CU(cu.cuMemFree(a), UFORM_CUDA_ERROR_INVALID_VALUE); /* gone with the context */
     CHECK_CU(cu.cuDevicePrimaryCtxRelease(1), UFORM_CUDA_SUCCESS);
     TEST_DONE();
 }

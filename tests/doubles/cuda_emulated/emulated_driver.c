@@ -193,13 +193,14 @@ EXPORT uform_cuResult cuGetErrorName(uform_cuResult error, const char **name) {
 /* One primary context per device. Its handle is the address of its slot; the handle stays the
  * same across release and retain, as the driver's primary context does. */
 typedef struct emulated_context_t {
-    int device;
     int retained;            /* cuDevicePrimaryCtxRetain count, under memory_lock */
     atomic_uint sticky;      /* a sticky error (ILLEGAL_ADDRESS): every later call answers it */
 } emulated_context_t;
 
 static emulated_context_t contexts[EMULATED_MAX_DEVICES];
 static __thread emulated_context_t *current; /* the calling thread's current context */
+/* A primary context's device: its slot is the device's ordinal. */
+#define CONTEXT_DEVICE(context) ((int)((context) - contexts))
 
 /* Every allocation the double made or registered: device memory, cuMemHostAlloc'd and
  * cuMemHostRegister'ed host memory. Device memory is host memory tagged with its device. */
@@ -475,7 +476,6 @@ EXPORT uform_cuResult cuDevicePrimaryCtxRetain(uform_cuContext *handle, uform_cu
     if (!device_of(device)) return UFORM_CUDA_ERROR_INVALID_DEVICE;
     emulated_context_t *context = &contexts[device];
     pthread_mutex_lock(&memory_lock);
-    context->device = device;
     context->retained++;
     pthread_mutex_unlock(&memory_lock);
     *handle = (uform_cuContext)context;
@@ -495,6 +495,22 @@ EXPORT uform_cuResult cuDevicePrimaryCtxRelease_v2(uform_cuDevice device) {
     if (!was_retained) return UFORM_CUDA_ERROR_INVALID_CONTEXT;
     if (!last) return UFORM_CUDA_SUCCESS;
     drain_context(context); /* calls in the context already answer INVALID_CONTEXT */
+    /* Its streams go with it: their handles are INVALID_HANDLE from now on (the NULL stream,
+     * idle, stays for a later retain). */
+    pthread_mutex_lock(&streams_lock);
+    for (emulated_stream_t **link = &live_streams; *link;) {
+        emulated_stream_t *stream = *link;
+        if (stream->context != context) {
+            link = &stream->next_live;
+            continue;
+        }
+        *link = stream->next_live;
+        pthread_mutex_lock(&stream->lock);
+        stream->destroyed = 1;
+        pthread_cond_broadcast(&stream->changed);
+        pthread_mutex_unlock(&stream->lock);
+    }
+    pthread_mutex_unlock(&streams_lock);
     pthread_mutex_lock(&memory_lock);
     if (context->retained == 0) { /* not retained again meanwhile */
         for (allocation_t **link = &allocations; *link;) {
@@ -547,9 +563,9 @@ EXPORT uform_cuResult cuCtxSynchronize(void) {
 EXPORT uform_cuResult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
     ENTER_CONTEXT();
     if (!free_bytes || !total_bytes) return UFORM_CUDA_ERROR_INVALID_VALUE;
-    uint64_t total = config.devices[order[context->device]].memory_bytes;
+    uint64_t total = config.devices[order[CONTEXT_DEVICE(context)]].memory_bytes;
     pthread_mutex_lock(&memory_lock);
-    *free_bytes = (size_t)(total - device_used[context->device]);
+    *free_bytes = (size_t)(total - device_used[CONTEXT_DEVICE(context)]);
     pthread_mutex_unlock(&memory_lock);
     *total_bytes = (size_t)total;
     return UFORM_CUDA_SUCCESS;
@@ -562,7 +578,7 @@ EXPORT uform_cuResult cuMemAlloc_v2(uform_cuDevicePtr *pointer, size_t bytes) {
     if (config.alloc_fault && call == config.alloc_fault) return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
     size_t charged = (bytes + 255) & ~(size_t)255;
     if (charged < bytes) return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
-    int device = context->device;
+    int device = CONTEXT_DEVICE(context);
     uint64_t total = config.devices[order[device]].memory_bytes;
     allocation_t *allocation = calloc(1, sizeof *allocation);
     if (!allocation) return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
@@ -641,7 +657,7 @@ EXPORT uform_cuResult cuMemHostAlloc(void **pointer, size_t bytes, unsigned int 
         return UFORM_CUDA_ERROR_INVALID_VALUE;
     void *base = aligned_alloc(4096, (bytes + 4095) & ~(size_t)4095); /* page-locked memory is whole pages */
     if (!base) return UFORM_CUDA_ERROR_OUT_OF_MEMORY;
-    uform_cuResult result = add_host_allocation(ALLOCATION_HOST, base, bytes, context->device);
+    uform_cuResult result = add_host_allocation(ALLOCATION_HOST, base, bytes, CONTEXT_DEVICE(context));
     if (result != UFORM_CUDA_SUCCESS) {
         free(base);
         return result;
@@ -668,7 +684,7 @@ EXPORT uform_cuResult cuMemHostRegister_v2(void *pointer, size_t bytes, unsigned
         (flags & ~(unsigned)(UFORM_CU_MEMHOSTREGISTER_PORTABLE | UFORM_CU_MEMHOSTREGISTER_DEVICEMAP |
                              UFORM_CU_MEMHOSTREGISTER_IOMEMORY | UFORM_CU_MEMHOSTREGISTER_READ_ONLY)))
         return UFORM_CUDA_ERROR_INVALID_VALUE;
-    return add_host_allocation(ALLOCATION_REGISTERED, pointer, bytes, context->device);
+    return add_host_allocation(ALLOCATION_REGISTERED, pointer, bytes, CONTEXT_DEVICE(context));
 }
 
 EXPORT uform_cuResult cuMemHostUnregister(void *pointer) {
