@@ -118,6 +118,21 @@ int main(void) {
     CHECK_CU(get_proc("cuInit", NULL, 12000, 0, &found), UFORM_CUDA_ERROR_INVALID_VALUE);
     CHECK_CU(get_proc("cuInit", &pointer, 12000, UFORM_CU_GET_PROC_ADDRESS_LEGACY_STREAM, NULL), UFORM_CUDA_SUCCESS);
     CHECK(pointer == (void *)cu_init);
+    /* The execution entry points too: the versioned ABI at its version, not before. */
+    CHECK_CU(get_proc("cuMemAlloc", &pointer, 3020, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found), UFORM_CUDA_SUCCESS);
+    CHECK(pointer == symbol("cuMemAlloc_v2"));
+    CHECK_CU(get_proc("cuMemAlloc", &pointer, 3000, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found), UFORM_CUDA_SUCCESS);
+    CHECK(pointer == NULL);
+    CHECK_EQ_INT(found, UFORM_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    CHECK_CU(get_proc("cuLaunchHostFunc", &pointer, 9020, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found),
+             UFORM_CUDA_SUCCESS);
+    CHECK_EQ_INT(found, UFORM_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    CHECK_CU(get_proc("cuDevicePrimaryCtxRelease", &pointer, 11000, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found),
+             UFORM_CUDA_SUCCESS);
+    CHECK(pointer == symbol("cuDevicePrimaryCtxRelease_v2"));
+    CHECK_CU(get_proc("cuStreamDestroy", &pointer, 12000, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found),
+             UFORM_CUDA_SUCCESS);
+    CHECK(pointer == symbol("cuStreamDestroy_v2"));
     /* The CUDA 11.3 signature is exported under the plain name. */
     uform_cuResult (*get_proc_v1)(const char *, void **, int, uint64_t) =
         (uform_cuResult(*)(const char *, void **, int, uint64_t))symbol("cuGetProcAddress");

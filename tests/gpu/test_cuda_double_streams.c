@@ -4,6 +4,7 @@
  * and memsets round-trip, and calls without a current context or with bad values fail as
  * cuda.h documents. */
 #include <string.h>
+#include <time.h>
 
 #include "cuda_double_driver.h"
 
@@ -18,6 +19,13 @@ static void log_one(void *value) {
 
 /* The current context is per thread: a new thread has none. */
 static cuda_double_t *shared;
+static void *open_later(void *gate) {
+    struct timespec pause = {0, 50 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    gate_open(gate);
+    return NULL;
+}
+
 static void *other_thread(void *result) {
     *(uform_cuResult *)result = shared->cuCtxSynchronize();
     return NULL;
@@ -143,6 +151,29 @@ int main(void) {
     CHECK_CU(cu.cuMemcpyDtoHAsync(host, device_memory, 64, NULL), UFORM_CUDA_SUCCESS);
     CHECK_CU(cu.cuStreamSynchronize(NULL), UFORM_CUDA_SUCCESS);
     check_bytes(host, 64, 0x42);
+
+    /* The legacy NULL stream waits for blocking streams (flag 0) of its context: a copy on it
+     * sees a memset queued before on a blocking stream, held behind a gate another thread
+     * opens later. A NON_BLOCKING stream held on a gate does not hold the NULL stream back. */
+    uform_cuStream blocking = NULL;
+    CHECK_CU(cu.cuStreamCreate(&blocking, UFORM_CU_STREAM_DEFAULT), UFORM_CUDA_SUCCESS);
+    gate_t held = GATE_INIT;
+    CHECK_CU(cu.cuLaunchHostFunc(blocking, gate_wait, &held), UFORM_CUDA_SUCCESS);
+    CHECK_CU(cu.cuMemsetD8Async(device_memory, 0x77, 64, blocking), UFORM_CUDA_SUCCESS);
+    pthread_t opener;
+    CHECK(pthread_create(&opener, NULL, open_later, &held) == 0);
+    CHECK_CU(cu.cuMemcpyDtoHAsync(host, device_memory, 64, NULL), UFORM_CUDA_SUCCESS);
+    CHECK_CU(cu.cuStreamSynchronize(NULL), UFORM_CUDA_SUCCESS);
+    check_bytes(host, 64, 0x77);
+    pthread_join(opener, NULL);
+    CHECK_CU(cu.cuStreamDestroy(blocking), UFORM_CUDA_SUCCESS);
+    gate_t aside = GATE_INIT;
+    CHECK_CU(cu.cuLaunchHostFunc(first, gate_wait, &aside), UFORM_CUDA_SUCCESS); /* NON_BLOCKING */
+    CHECK_CU(cu.cuMemsetD8Async(device_memory, 0x33, 64, NULL), UFORM_CUDA_SUCCESS);
+    CHECK_CU(cu.cuStreamSynchronize(NULL), UFORM_CUDA_SUCCESS);
+    CHECK_CU(cu.cuStreamQuery(first), UFORM_CUDA_ERROR_NOT_READY);
+    gate_open(&aside);
+    CHECK_CU(cu.cuStreamSynchronize(first), UFORM_CUDA_SUCCESS);
 
     /* A destroyed stream is no handle; destroy with work queued finishes that work first. */
     gate_t parting = GATE_INIT;
