@@ -85,8 +85,10 @@ def test_python_m_uform_prints_info():
 
 def test_matches_the_cli_when_built():
     root = pathlib.Path(__file__).resolve().parents[2]
-    candidates = [os.environ.get("UFORM_CLI", "")] + [str(p) for p in root.glob("build*/tools/uform")]
-    candidates += [shutil.which("uform") or ""]
+    # UFORM_CLI first; else the newest build*/tools/uform (an older build directory may hold a
+    # CLI from before the sources changed); else one on PATH.
+    built = sorted(root.glob("build*/tools/uform"), key=lambda p: p.stat().st_mtime, reverse=True)
+    candidates = [os.environ.get("UFORM_CLI", "")] + [str(p) for p in built] + [shutil.which("uform") or ""]
     cli = next((c for c in candidates if c and os.access(c, os.X_OK)), None)
     if not cli:
         pytest.skip("no uform CLI built (cmake --build build)")
