@@ -40,6 +40,7 @@
 #include "common.h"
 #include "peers.h"
 #include "spawn.h"
+#include "work.h"
 
 #define BENCH_MAX_CONFIGS 256
 #define BENCH_MAX_ROUNDS 64
@@ -180,13 +181,7 @@ typedef struct measured_t {
 } measured_t;
 
 static int check_slots(slot_t const *slots, size_t items, size_t expected, char const *what) {
-    for (size_t i = 0; i < items; i++)
-        if (slots[i].count != expected) {
-            fprintf(stderr, "uform bench: %s: item %zu ran %zu times, expected %zu\n", what, i, slots[i].count,
-                    expected);
-            return 1;
-        }
-    return 0;
+    return bench_check_counts(slots, sizeof *slots, items, expected, what); /* count is slot_t's first field */
 }
 
 static int child_measure(options_t const *o, bench_peer_t const *peer, char const *variant, size_t threads,

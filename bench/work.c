@@ -26,14 +26,19 @@ void bench_work_item(void *context, size_t item) {
     slots[item].count++;
 }
 
-int bench_work_check(bench_work_slot_t const *slots, size_t items, size_t expected, char const *what) {
-    for (size_t i = 0; i < items; i++)
-        if (slots[i].count != expected) {
-            fprintf(stderr, "uform bench: %s: item %zu ran %zu times, expected %zu\n", what, i, slots[i].count,
-                    expected);
+int bench_check_counts(void const *slots, size_t slot_size, size_t items, size_t expected, char const *what) {
+    for (size_t i = 0; i < items; i++) {
+        size_t count = *(size_t const *)((char const *)slots + i * slot_size);
+        if (count != expected) {
+            fprintf(stderr, "uform bench: %s: item %zu ran %zu times, expected %zu\n", what, i, count, expected);
             return 1;
         }
+    }
     return 0;
+}
+
+int bench_work_check(bench_work_slot_t const *slots, size_t items, size_t expected, char const *what) {
+    return bench_check_counts(slots, sizeof *slots, items, expected, what);
 }
 
 double bench_work_item_ns(void) {

@@ -25,7 +25,10 @@ void bench_work_empty_item(void *slots, size_t item);
 /** A bench_item_t over bench_work_slot_t[]: bumps the item's slot after a little work. */
 void bench_work_item(void *slots, size_t item);
 
-/** 0 when every one of `items` slots ran exactly `expected` times; else prints and 1. */
+/** 0 when every one of `items` slots of `slot_size` bytes, each starting with its size_t run
+ *  count, ran exactly `expected` times; else prints the first that did not and returns 1. */
+int bench_check_counts(void const *slots, size_t slot_size, size_t items, size_t expected, char const *what);
+/** bench_check_counts over bench_work_slot_t[]. */
 int bench_work_check(bench_work_slot_t const *slots, size_t items, size_t expected, char const *what);
 
 /** Median nanoseconds of one bench_work_item, run serially on the calling thread. */

@@ -60,9 +60,9 @@ static void report_progress(const uform__job_t *job, uform__progress_state_t *st
     atomic_store(&state->lock, 0);
 }
 
-/** After a callback returned: did it fork()? Then this is the child, whose other threads are
- *  gone, and the call stops. */
-static inline bool after_callback(const share_env_t *env) {
+/** Around callbacks: did one fork()? Then this is the child, whose other threads are gone, and
+ *  the call stops (FORKED recorded). */
+static inline bool check_not_forked(const share_env_t *env) {
     if (env->executor && uform__fork_generation_installed() != env->executor->fork_generation) {
         record_failure(env->failure, UFORM_STATUS_FORKED);
         return false;
@@ -73,7 +73,7 @@ static inline bool after_callback(const share_env_t *env) {
 /** False once the call has failed, or when this is a fork()ed child (then FORKED is recorded). */
 static inline bool still_running(const share_env_t *env) {
     if (atomic_load_explicit(env->failure, memory_order_relaxed) != UFORM_STATUS_OK) return false;
-    return after_callback(env);
+    return check_not_forked(env);
 }
 
 /** Runs task `i`, counting it towards progress; false when the call must stop. */
@@ -82,7 +82,7 @@ static inline bool run_task(const share_env_t *env, size_t i, size_t thread, siz
     /* Before the task too: a progress callback may have forked since the last one. */
     if (!still_running(env)) return false;
     uform_status_t status = ((uform_task_t)job->function)(job->context, i, thread);
-    if (!after_callback(env)) return false;
+    if (!check_not_forked(env)) return false;
     if (status != UFORM_STATUS_OK) {
         record_failure(env->failure, status);
         return false;
@@ -132,7 +132,7 @@ static void run_share(const share_env_t *env, size_t thread) {
     case UFORM_JOB_FOR_THREADS: {
         if (!still_running(env)) break; /* a stolen or late share of a failed or forked call */
         uform_status_t status = ((uform_task_t)job->function)(job->context, thread, thread);
-        if (!after_callback(env)) break;
+        if (!check_not_forked(env)) break;
         if (status != UFORM_STATUS_OK)
             record_failure(env->failure, status);
         else
@@ -144,7 +144,7 @@ static void run_share(const share_env_t *env, size_t thread) {
         size_t count = split_begin(job, thread + 1) - first;
         if (!count || !still_running(env)) break;
         uform_status_t status = ((uform_slice_t)job->function)(job->context, first, count, thread);
-        if (!after_callback(env)) break;
+        if (!check_not_forked(env)) break;
         if (status != UFORM_STATUS_OK)
             record_failure(env->failure, status);
         else

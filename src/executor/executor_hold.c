@@ -36,10 +36,10 @@ static bool condition_holds(uform_executor_t *executor, uform__wait_t what, uint
         /* Not while a synchronous call runs, nor ahead of a claimer it is not owed. */
         return !(hold & UFORM_HOLD_SYNC) && !((hold & UFORM_HOLD_CLAIM) && target > executor->claim_target);
     case UFORM_WAIT_IDLE:
-        return executor->completed >= target && !(hold & (UFORM_HOLD_SYNC | UFORM_HOLD_CLAIM));
-    case UFORM_WAIT_CLOSED:
-        return executor->completed >= target && !(hold & (UFORM_HOLD_SYNC | UFORM_HOLD_CLAIM)) &&
-               entered(hold) == 1;
+    case UFORM_WAIT_CLOSED: {
+        bool idle = executor->completed >= target && !(hold & (UFORM_HOLD_SYNC | UFORM_HOLD_CLAIM));
+        return what == UFORM_WAIT_IDLE ? idle : idle && entered(hold) == 1; /* free: the only one left */
+    }
     }
     return true;
 }

@@ -32,6 +32,19 @@ PyObject *optional_enum_member(const char *name, long value) {
     return enum_member(name, value);
 }
 
+PyObject *structseq_filled(PyObject *result, PyObject **items, int count) {
+    int failed = 0;
+    for (int i = 0; i < count; ++i) {
+        if (!items[i]) failed = 1;
+        PyStructSequence_SET_ITEM(result, i, items[i] ? items[i] : Py_NewRef(Py_None));
+    }
+    if (failed) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    return result;
+}
+
 /* Reads an enum argument: None -> 0 when allowed, a plain int or a member of `name` whose value
  * lies in [low, high]; a member of another enum (or a bool) is a TypeError. */
 int parse_enum(PyObject *object, const char *name, const char *argument, long low, long high,

@@ -44,6 +44,9 @@ int add_errors(PyObject *module);
 PyObject *package_enum(const char *name);
 PyObject *enum_member(const char *name, long value);
 PyObject *optional_enum_member(const char *name, long value);
+/** Fills a new struct sequence with `count` new references and returns it; if any item is NULL
+ *  (its conversion raised), releases everything and returns NULL with that error set. */
+PyObject *structseq_filled(PyObject *result, PyObject **items, int count);
 int parse_enum(PyObject *object, const char *name, const char *argument, long low, long high, int none_allowed,
                long *value);
 int parse_size(PyObject *object, const char *argument, size_t *value);

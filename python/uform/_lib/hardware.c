@@ -55,16 +55,7 @@ static PyObject *gpu_device_new(const uform_gpu_device_t *device) {
         PyLong_FromUnsignedLongLong(device->memory_bytes),
         PyUnicode_DecodeUTF8(device->name, (Py_ssize_t)name_length, "replace"),
     };
-    int failed = 0;
-    for (int i = 0; i < 6; ++i) {
-        if (!items[i]) failed = 1;
-        PyStructSequence_SET_ITEM(result, i, items[i] ? items[i] : Py_NewRef(Py_None));
-    }
-    if (failed) {
-        Py_DECREF(result);
-        return NULL;
-    }
-    return result;
+    return structseq_filled(result, items, 6);
 }
 
 PyDoc_STRVAR(gpu_devices_doc, "gpu_devices($module, /)\n--\n\n"

@@ -299,16 +299,7 @@ static PyObject *Mesh_describe(MeshObject *self, PyObject *unused) {
         enum_member("MultimemTier", (long)description.multimem_tier),
         optional_enum_member("GPUClass", (long)description.gpu_class),
     };
-    int failed = 0;
-    for (int i = 0; i < 7; ++i) {
-        if (!items[i]) failed = 1;
-        PyStructSequence_SET_ITEM(result, i, items[i] ? items[i] : Py_NewRef(Py_None));
-    }
-    if (failed) {
-        Py_DECREF(result);
-        return NULL;
-    }
-    return result;
+    return structseq_filled(result, items, 7);
 }
 
 static PyObject *Mesh_repr(MeshObject *self) {
