@@ -4,6 +4,7 @@
  * (uform__test_before_leave) stalls the racing thread right before its last touch of the
  * executor; free must wait for it. Before free counted the threads in, ASan reported a
  * heap-use-after-free in the stalled thread and the "stalled thread finished first" check failed.
+ * Also: deferred waits racing free, and a drain already waiting when free begins.
  * Runs under ASan and TSan in the suite. */
 #include <time.h>
 
@@ -227,11 +228,52 @@ static void deferred_wait_races_free(void) {
     uform_deferred_free(queued);
 }
 
+/* ---- 4. a drain already waiting when free begins ------------------------------------------ */
+
+static void *drain_it(void *executor) {
+    stall_me = true; /* stalled again right before it counts itself out */
+    uform_status_t status = uform_executor_drain(executor, UFORM_MOOD_SPINNING);
+    stall_me = false;
+    return (void *)(uintptr_t)status;
+}
+
+static void waiting_drain_races_free(void) {
+    uform_executor_t *executor = NULL;
+    CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &executor));
+    gate_init(&gate);
+    atomic_store(&stalls_finished, 0);
+    uform_deferred_t *running = NULL;
+    uform_call_t call = UFORM_CALL_INIT;
+    call.deferred = &running;
+    CHECK_OK(uform_executor_for_n(executor, &call, 2, gated, NULL));
+    wait_arrived(&gate, 2);
+    pthread_t draining;
+    CHECK(pthread_create(&draining, NULL, drain_it, executor) == 0);
+    while (atomic_load(&executor->hold) / UFORM_HOLD_ENTERED < 1) { /* the drain is counted in, waiting */
+        struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
+    freer_t freer = {executor, UFORM_STATUS_OK, -1};
+    pthread_t freeing;
+    CHECK(pthread_create(&freeing, NULL, free_it, &freer) == 0);
+    wait_closing(executor);
+    gate_open(&gate);
+    void *result = NULL;
+    pthread_join(draining, &result);
+    pthread_join(freeing, NULL);
+    CHECK_EQ_INT((uintptr_t)result, UFORM_STATUS_OK); /* it began before free: it finishes */
+    CHECK_OK(freer.status);
+    CHECK_EQ_INT(freer.stalls_seen_when_done, 1); /* free returned after the drain left */
+    CHECK_OK(uform_deferred_wait(running, 0));
+    uform_deferred_free(running);
+}
+
 int main(void) {
     uform__test_before_leave = stall_before_leave;
     for (int round = 0; round < 3; round++) finishing_call_races_free();
     for (int action = 0; action < ACT_COUNT; action++) entry_races_free((action_t)action);
     deferred_wait_races_free();
+    for (int round = 0; round < 3; round++) waiting_drain_races_free();
     uform__test_before_leave = NULL;
     TEST_DONE();
 }
