@@ -15,6 +15,7 @@
 #include "uform/hardware.h"
 #include "uform/executor.h"
 #include "uform/mesh.h"
+#include "uform/vram.h"
 
 #ifdef __cplusplus
 extern "C" {

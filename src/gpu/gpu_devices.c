@@ -1,4 +1,4 @@
-/* GPU discovery: NVIDIA devices from the run-time-loaded CUDA driver (src/gpu/cuda_loader.c),
+/* GPU discovery: NVIDIA devices from the run-time-loaded CUDA driver (src/gpu/cuda/cuda_loader.c),
  * in PCI bus order; AMD follows them once the HIP backend lands. The nearest NUMA node is read
  * through the hardware seam at every listing, so fixtures (and a moved seam) are honoured. */
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "gpu/cuda_loader.h"
+#include "gpu/cuda/cuda_loader.h"
 #include "gpu/gpu_devices.h"
 #include "hardware/seam.h"
 #include "uform.h"

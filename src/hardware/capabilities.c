@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "gpu/cuda_loader.h"
+#include "gpu/cuda/cuda_loader.h"
 #include "hardware/caches.h"
 #include "hardware/cpu_class.h"
 #include "hardware/seam.h"

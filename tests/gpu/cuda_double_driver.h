@@ -7,7 +7,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 
-#include "gpu/cuda_abi.h"
+#include "gpu/cuda/cuda_abi.h"
 #include "test.h"
 
 typedef struct cuda_double_t {

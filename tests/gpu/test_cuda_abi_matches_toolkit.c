@@ -1,10 +1,10 @@
-/* uform's own declarations of the CUDA driver ABI (src/gpu/cuda_abi.h) against the toolkit's
+/* uform's own declarations of the CUDA driver ABI (src/gpu/cuda/cuda_abi.h) against the toolkit's
  * cuda.h: every value by static assertion, every entry point's type by _Generic (a compatible
  * function type or no build), and every dlsym name against the versioned symbol cuda.h maps
  * the base name to. Built only where the toolkit's headers are installed (tests/gpu/tests.cmake). */
 #include <cuda.h>
 
-#include "gpu/cuda_abi.h"
+#include "gpu/cuda/cuda_abi.h"
 #include "test.h"
 
 #define SAME_VALUE(ours, theirs) _Static_assert((long long)(ours) == (long long)(theirs), #ours " != " #theirs)
@@ -25,6 +25,19 @@ SAME_VALUE(UFORM_CUDA_ERROR_NOT_READY, CUDA_ERROR_NOT_READY);
 SAME_VALUE(UFORM_CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_ILLEGAL_ADDRESS);
 SAME_VALUE(UFORM_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
 SAME_VALUE(UFORM_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+SAME_VALUE(UFORM_CUDA_ERROR_ECC_UNCORRECTABLE, CUDA_ERROR_ECC_UNCORRECTABLE);
+SAME_VALUE(UFORM_CUDA_ERROR_LAUNCH_TIMEOUT, CUDA_ERROR_LAUNCH_TIMEOUT);
+SAME_VALUE(UFORM_CUDA_ERROR_ASSERT, CUDA_ERROR_ASSERT);
+SAME_VALUE(UFORM_CUDA_ERROR_HARDWARE_STACK_ERROR, CUDA_ERROR_HARDWARE_STACK_ERROR);
+SAME_VALUE(UFORM_CUDA_ERROR_ILLEGAL_INSTRUCTION, CUDA_ERROR_ILLEGAL_INSTRUCTION);
+SAME_VALUE(UFORM_CUDA_ERROR_MISALIGNED_ADDRESS, CUDA_ERROR_MISALIGNED_ADDRESS);
+SAME_VALUE(UFORM_CUDA_ERROR_INVALID_PC, CUDA_ERROR_INVALID_PC);
+SAME_VALUE(UFORM_CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_LAUNCH_FAILED);
+SAME_VALUE(UFORM_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR);
+SAME_VALUE(UFORM_CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_RANGE_SIZE);
+SAME_VALUE(UFORM_CU_EVENT_DEFAULT, CU_EVENT_DEFAULT);
+SAME_VALUE(UFORM_CU_EVENT_BLOCKING_SYNC, CU_EVENT_BLOCKING_SYNC);
+SAME_VALUE(UFORM_CU_EVENT_DISABLE_TIMING, CU_EVENT_DISABLE_TIMING);
 SAME_VALUE(UFORM_CU_STREAM_DEFAULT, CU_STREAM_DEFAULT);
 SAME_VALUE(UFORM_CU_STREAM_NON_BLOCKING, CU_STREAM_NON_BLOCKING);
 SAME_VALUE(UFORM_CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_PORTABLE);
@@ -61,6 +74,7 @@ _Static_assert(_Generic((uform_cuProcAddressQueryResult)0, __typeof__((CUdriverP
                "CUdriverProcAddressQueryResult type");
 _Static_assert(_Generic((uform_cuContext)0, CUcontext: 1, default: 0), "CUcontext type");
 _Static_assert(_Generic((uform_cuStream)0, CUstream: 1, default: 0), "CUstream type");
+_Static_assert(_Generic((uform_cuEvent)0, CUevent: 1, default: 0), "CUevent type");
 _Static_assert(_Generic((uform_cuDevicePtr)0, CUdeviceptr: 1, default: 0), "CUdeviceptr type");
 _Static_assert(_Generic((uform_cuHostFn)0, CUhostFn: 1, default: 0), "CUhostFn type");
 _Static_assert(_Generic((uform_cuPointerAttribute)0, __typeof__((CUpointer_attribute)0): 1, default: 0),

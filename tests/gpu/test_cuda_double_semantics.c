@@ -5,7 +5,7 @@
 #include <dlfcn.h>
 
 #include "cuda_double.h"
-#include "gpu/cuda_abi.h"
+#include "gpu/cuda/cuda_abi.h"
 
 static void *library;
 

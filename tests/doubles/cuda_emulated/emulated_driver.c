@@ -14,7 +14,7 @@
 
 #include "emulated_config.h"
 #include "emulated_errors.h"
-#include "gpu/cuda_abi.h"
+#include "gpu/cuda/cuda_abi.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

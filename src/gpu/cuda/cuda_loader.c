@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "core/memory.h"
 #include "core/utf8.h"
-#include "gpu/cuda_loader.h"
+#include "gpu/cuda/cuda_loader.h"
 #include "platform/platform.h"
 
 #define DEFAULT_LIBRARY "libcuda.so.1"

@@ -28,7 +28,15 @@ enum {
     UFORM_CUDA_ERROR_INVALID_HANDLE = 400,
     UFORM_CUDA_ERROR_NOT_FOUND = 500,
     UFORM_CUDA_ERROR_NOT_READY = 600,
+    UFORM_CUDA_ERROR_ECC_UNCORRECTABLE = 214,
     UFORM_CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+    UFORM_CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+    UFORM_CUDA_ERROR_ASSERT = 710,
+    UFORM_CUDA_ERROR_HARDWARE_STACK_ERROR = 714,
+    UFORM_CUDA_ERROR_ILLEGAL_INSTRUCTION = 715,
+    UFORM_CUDA_ERROR_MISALIGNED_ADDRESS = 716,
+    UFORM_CUDA_ERROR_INVALID_PC = 718,
+    UFORM_CUDA_ERROR_LAUNCH_FAILED = 719,
     UFORM_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
     UFORM_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
     UFORM_CUDA_ERROR_NOT_SUPPORTED = 801,
@@ -110,6 +118,7 @@ typedef uform_cuResult (*uform_cuGetErrorName_t)(uform_cuResult error, const cha
  * types are the same ones when both headers are included; CUdeviceptr is CUdeviceptr_v2. */
 typedef struct CUctx_st *uform_cuContext;
 typedef struct CUstream_st *uform_cuStream;
+typedef struct CUevent_st *uform_cuEvent;
 typedef unsigned long long uform_cuDevicePtr;
 typedef void (*uform_cuHostFn)(void *user_data);
 typedef unsigned int uform_cuPointerAttribute;
@@ -124,6 +133,11 @@ enum {
     UFORM_CU_MEMHOSTREGISTER_IOMEMORY = 4,
     UFORM_CU_MEMHOSTREGISTER_READ_ONLY = 8,
     UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+    UFORM_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11,
+    UFORM_CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12,
+    UFORM_CU_EVENT_DEFAULT = 0,
+    UFORM_CU_EVENT_BLOCKING_SYNC = 1,
+    UFORM_CU_EVENT_DISABLE_TIMING = 2,
     UFORM_CU_MEMORYTYPE_HOST = 1,
     UFORM_CU_MEMORYTYPE_DEVICE = 2
 };
@@ -151,6 +165,11 @@ typedef uform_cuResult (*uform_cuMemcpyDtoHAsync_t)(void *destination, uform_cuD
                                                      uform_cuStream stream);
 typedef uform_cuResult (*uform_cuMemsetD8Async_t)(uform_cuDevicePtr destination, unsigned char value, size_t count,
                                                    uform_cuStream stream);
+typedef uform_cuResult (*uform_cuEventCreate_t)(uform_cuEvent *event, unsigned int flags);
+typedef uform_cuResult (*uform_cuEventDestroy_t)(uform_cuEvent event);
+typedef uform_cuResult (*uform_cuEventRecord_t)(uform_cuEvent event, uform_cuStream stream);
+typedef uform_cuResult (*uform_cuEventSynchronize_t)(uform_cuEvent event);
+typedef uform_cuResult (*uform_cuEventQuery_t)(uform_cuEvent event);
 typedef uform_cuResult (*uform_cuLaunchHostFunc_t)(uform_cuStream stream, uform_cuHostFn function, void *user_data);
 
 #define UFORM_CUDA_EXECUTION_ENTRY_POINTS(X)                                                      \
@@ -177,6 +196,11 @@ typedef uform_cuResult (*uform_cuLaunchHostFunc_t)(uform_cuStream stream, uform_
     X(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync", 3020, "cuMemcpyHtoDAsync_v2", uform_cuMemcpyHtoDAsync_t) \
     X(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync", 3020, "cuMemcpyDtoHAsync_v2", uform_cuMemcpyDtoHAsync_t) \
     X(cuMemsetD8Async, "cuMemsetD8Async", 3020, "cuMemsetD8Async", uform_cuMemsetD8Async_t)          \
-    X(cuLaunchHostFunc, "cuLaunchHostFunc", 10000, "cuLaunchHostFunc", uform_cuLaunchHostFunc_t)
+    X(cuLaunchHostFunc, "cuLaunchHostFunc", 10000, "cuLaunchHostFunc", uform_cuLaunchHostFunc_t)  \
+    X(cuEventCreate, "cuEventCreate", 2000, "cuEventCreate", uform_cuEventCreate_t)                  \
+    X(cuEventDestroy, "cuEventDestroy", 4000, "cuEventDestroy_v2", uform_cuEventDestroy_t)           \
+    X(cuEventRecord, "cuEventRecord", 2000, "cuEventRecord", uform_cuEventRecord_t)                  \
+    X(cuEventSynchronize, "cuEventSynchronize", 2000, "cuEventSynchronize", uform_cuEventSynchronize_t) \
+    X(cuEventQuery, "cuEventQuery", 2000, "cuEventQuery", uform_cuEventQuery_t)
 
 #endif

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpu/cuda_abi.h"
+#include "gpu/cuda/cuda_abi.h"
 #include "uform/hardware.h"
 #include "uform/status.h"
 

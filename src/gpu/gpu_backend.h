@@ -1,0 +1,83 @@
+/* Internal: the seam between the VRAM executor (src/gpu/vram_*.c, vendor-neutral) and a GPU
+ * runtime (src/gpu/cuda/, src/gpu/hip/). The executor keeps one uform__gpu_device_t per device
+ * and calls the runtime only through its backend's table, so a second vendor is a second table.
+ *
+ * Every operation answers a uform_status_t and, on failure, leaves the runtime's own error name
+ * in uform_last_error() (`verb: cuMemAlloc_v2 answered CUDA_ERROR_OUT_OF_MEMORY`). Statuses:
+ *   OUT_OF_MEMORY     the runtime's out-of-memory (device or pinned host);
+ *   INVALID_ARGUMENT  the runtime refused an argument (a bad device range, a bad handle);
+ *   DEVICE_FAULT      anything else; when the error is one the runtime keeps answering for the
+ *                     context (illegal address, launch failure, ECC, ...), the backend also sets
+ *                     `device->faulted`, which the executor makes sticky for the whole executor.
+ * Operations that touch a context make it current on the calling thread first. */
+#ifndef UFORM_GPU_BACKEND_H
+#define UFORM_GPU_BACKEND_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uform.h"
+
+struct uform__gpu_backend_t;
+
+/** The number of pinned staging halves a staged copy alternates between. */
+#define UFORM_STAGING_BUFFERS 2
+
+/** One device of a VRAM executor: runtime handles, scratch and staging. */
+typedef struct uform__gpu_device_t {
+    const struct uform__gpu_backend_t *backend;
+    size_t index;          /* among the executor's devices */
+    int32_t ordinal;       /* position in uform_gpu_devices() */
+    uint32_t vendor;       /* uform_gpu_vendor_t */
+    int32_t vendor_ordinal; /* the device's position in its vendor's PCI-ordered list */
+    int32_t native_device; /* CUdevice or HIP device id */
+    void *native_context;  /* CUcontext (retained primary) or NULL */
+    void *stream;          /* CUstream or hipStream_t, non-blocking */
+    void *events[UFORM_STAGING_BUFFERS]; /* one per staging half: "the DMA from/to it finished" */
+    bool opened;           /* open() succeeded: close() must run */
+    _Atomic bool faulted;  /* a sticky runtime error was seen on this device */
+    /* Grown to high-water marks by the executor (vram_memory.c), released by close. */
+    void *scratch;
+    size_t scratch_bytes;
+    void *staging;
+    size_t staging_bytes;
+} uform__gpu_device_t;
+
+typedef struct uform__gpu_backend_t {
+    const char *name; /* "CUDA", "HIP": for messages */
+    /** Retains the device's primary context, creates its non-blocking stream and events. Fills
+     *  native_device, native_context, stream, events; sets `opened`. On failure releases what it
+     *  took. */
+    uform_status_t (*open)(uform__gpu_device_t *device);
+    /** Waits for the stream, destroys events and stream, releases the context. Never fails
+     *  visibly (errors are ignored: free must release everything, a faulted device included). */
+    void (*close)(uform__gpu_device_t *device);
+    /** Makes the device current on the calling thread (cuCtxSetCurrent / hipSetDevice). */
+    uform_status_t (*make_current)(uform__gpu_device_t *device);
+    uform_status_t (*device_alloc)(uform__gpu_device_t *device, size_t bytes, void **pointer);
+    /** Frees device memory; waits for the device's queued work as the runtimes do. */
+    void (*device_free)(uform__gpu_device_t *device, void *pointer);
+    uform_status_t (*host_alloc)(uform__gpu_device_t *device, size_t bytes, void **pointer); /* pinned, portable */
+    void (*host_free)(uform__gpu_device_t *device, void *pointer);
+    /** True when [host, host + bytes) lies inside one pinned or registered host range. */
+    bool (*host_is_pinned)(uform__gpu_device_t *device, const void *host, size_t bytes);
+    uform_status_t (*copy_to_device_async)(uform__gpu_device_t *device, void *destination, const void *source,
+                                           size_t bytes);
+    uform_status_t (*copy_to_host_async)(uform__gpu_device_t *device, void *destination, const void *source,
+                                         size_t bytes);
+    /** Records events[which] on the stream / waits on the host until it has completed. */
+    uform_status_t (*event_record)(uform__gpu_device_t *device, size_t which);
+    uform_status_t (*event_wait)(uform__gpu_device_t *device, size_t which);
+    /** Waits for everything queued on the stream. */
+    uform_status_t (*stream_wait)(uform__gpu_device_t *device);
+} uform__gpu_backend_t;
+
+/** The CUDA backend (src/gpu/cuda/cuda_backend.c): NULL when the driver lacks an execution entry
+ *  point, with *status UNSUPPORTED naming it. Loaded on first use, after discovery. */
+const uform__gpu_backend_t *uform__cuda_backend(uform_status_t *status);
+/** The HIP backend (src/gpu/hip/hip_backend.c), likewise. */
+const uform__gpu_backend_t *uform__hip_backend(uform_status_t *status);
+
+#endif
