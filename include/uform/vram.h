@@ -55,6 +55,11 @@ typedef uform_status_t (*uform_device_function_t)(void *context, const uform_dev
 /** Devices the executor drives: 0 for NULL and for RAM executors. */
 UFORM_API size_t uform_executor_devices(const uform_executor_t *executor);
 
+/** The GPU class its device calls dispatch as: the pin, or the devices' common class (NVIDIA
+ *  devices of several classes share NVIDIA_AMPERE, the floor they all run); NONE for NULL, RAM
+ *  executors and devices without a common class. */
+UFORM_API uform_gpu_class_t uform_executor_gpu_class(const uform_executor_t *executor);
+
 /**
  * Runs `function(context, slot)` once for every device of a VRAM executor, in parallel on the
  * host threads (device d on thread d % threads), with that device's context current. The call

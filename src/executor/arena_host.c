@@ -1,19 +1,14 @@
-/* Host arenas: one mapping bound to the executor's NUMA nodes, bump-allocated, freed whole.
- * The arena copies what it needs, so it may outlive its executor. */
+/* Arenas: the verbs, and host arenas (one mapping bound to the executor's NUMA nodes,
+ * bump-allocated, freed whole; the arena copies what it needs, so it may outlive its executor).
+ * Device arenas are made and freed in src/gpu/vram_arena.c. */
 #include <stdlib.h>
 
 #include "core/error.h"
 #include "core/memory.h"
+#include "executor/arena_internal.h"
 #include "executor/executor_internal.h"
 
 #define UFORM_HUGE_PAGE_ (2u << 20)
-
-struct uform_arena_t {
-    char *base;
-    size_t capacity;
-    size_t mapped;
-    _Atomic size_t used;
-};
 
 static uform_status_t new_in(uform_executor_t *executor, size_t capacity, uform_arena_t **arena_out);
 
@@ -25,7 +20,8 @@ uform_status_t uform_arena_new_in(uform_executor_t *executor, size_t capacity, u
     /* Counted in while it reads the executor's domains: a racing free waits for it. */
     uform_status_t status = uform__enter_call(executor, "uform_arena_new_in");
     if (status != UFORM_STATUS_OK) return status;
-    status = new_in(executor, capacity, arena_out);
+    status = executor->vram ? uform__arena_new_on_devices(executor, capacity, arena_out)
+                            : new_in(executor, capacity, arena_out);
     uform__leave(executor);
     return status;
 }
@@ -64,6 +60,13 @@ uform_status_t uform_arena_allocate(uform_arena_t *arena, size_t bytes, size_t a
         if (offset > arena->capacity || bytes > arena->capacity - offset)
             return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_arena_allocate: %zu bytes do not fit (%zu of %zu used)",
                                bytes, used, arena->capacity);
+        /* Other devices' reservations share device 0's offsets: their alignment must agree. */
+        for (size_t d = 1; d < arena->device_count; d++)
+            if (((uintptr_t)arena->device_bases[d] - (uintptr_t)arena->base) & (alignment - 1))
+                return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
+                                   "uform_arena_allocate: alignment %zu is more than device %zu's reservation keeps "
+                                   "(256 always holds)",
+                                   alignment, d);
         if (atomic_compare_exchange_weak(&arena->used, &used, offset + bytes)) {
             *pointer = (void *)start;
             return UFORM_STATUS_OK;
@@ -80,6 +83,28 @@ uform_status_t uform_arena_usage(const uform_arena_t *arena, size_t *used, size_
 
 void uform_arena_free(uform_arena_t *arena) {
     if (!arena) return;
+    if (arena->device_count) {
+        uform__arena_free_on_devices(arena);
+        return;
+    }
     uform__pages_free(arena->base, arena->mapped);
     uform__deallocate(arena);
+}
+
+size_t uform_arena_devices(const uform_arena_t *arena) { return arena ? arena->device_count : 0; }
+
+uform_status_t uform_arena_device_pointer(const uform_arena_t *arena, size_t device, const void *pointer,
+                                          void **device_pointer) {
+    static const char verb[] = "uform_arena_device_pointer";
+    if (!arena || !device_pointer) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: NULL argument", verb);
+    if (!arena->device_count)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a host arena has no devices", verb);
+    if (device >= arena->device_count)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: device %zu of %zu", verb, device, arena->device_count);
+    uintptr_t address = (uintptr_t)pointer, base = (uintptr_t)arena->base;
+    if (address < base || address - base >= arena->capacity)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %p is not inside device 0's reservation [%p, +%zu)",
+                           verb, pointer, (void *)arena->base, arena->capacity);
+    *device_pointer = (char *)arena->device_bases[device] + (address - base);
+    return UFORM_STATUS_OK;
 }

@@ -84,7 +84,7 @@ void *uform__leader_main(void *argument) {
         uform__hold_leader_locked(executor, deferred->sequence);
         pthread_mutex_unlock(&executor->lock);
 
-        uform_status_t status = uform__fork_join(executor, &deferred->job);
+        uform_status_t status = uform__run_job(executor, &deferred->job);
         /* A callback fork()ed and this is the child: it has no caller to return to, and the
          * parent's waiters are in another process. End it, as executor.h documents. */
         if (uform__fork_generation() != executor->fork_generation) _exit(UFORM_FORKED_CHILD_EXIT_);

@@ -129,6 +129,7 @@ static void run_share(const share_env_t *env, size_t thread) {
             if (!run_task(env, i, thread, &finished)) break;
         break;
     }
+    case UFORM_JOB_BODY: break; /* never forked: uform__run_job runs its body on thread 0 */
     case UFORM_JOB_FOR_THREADS: {
         if (!still_running(env)) break; /* a stolen or late share of a failed or forked call */
         uform_status_t status = ((uform_task_t)job->function)(job->context, thread, thread);
@@ -429,4 +430,13 @@ void *uform__worker_main(void *argument) {
     }
     uform__membership_pop(&membership);
     return NULL;
+}
+
+uform_status_t uform__run_job(uform_executor_t *executor, const uform__job_t *job) {
+    if (executor->vram) {
+        uform_status_t status = uform__vram_fault(executor, "uform_executor");
+        if (status != UFORM_STATUS_OK) return status;
+    }
+    if (job->kind == UFORM_JOB_BODY) return job->body(executor, job);
+    return uform__fork_join(executor, job);
 }

@@ -18,8 +18,14 @@ typedef enum uform__job_kind_t {
     UFORM_JOB_FOR_N = 1,
     UFORM_JOB_FOR_N_DYNAMIC,
     UFORM_JOB_FOR_THREADS,
-    UFORM_JOB_FOR_SLICES
+    UFORM_JOB_FOR_SLICES,
+    /* A call that is a sequence of steps (a staged copy, a device verb): `body` runs on thread 0
+     * (the caller, or the leader for a deferred call), and may fork-join inner jobs itself. */
+    UFORM_JOB_BODY
 } uform__job_kind_t;
+
+struct uform__job_t;
+typedef uform_status_t (*uform__job_body_t)(struct uform_executor_t *executor, const struct uform__job_t *job);
 
 /** One call as the threads see it: what to run and where to count progress. */
 typedef struct uform__job_t {
@@ -38,6 +44,11 @@ typedef struct uform__job_t {
     /* Dynamic jobs whose counter could pass SIZE_MAX (n within 2 x threads of it) claim with a
      * bounded CAS instead of fetch_add, so the counter never wraps onto task 0. */
     bool saturating;
+    /* BODY jobs: the steps and their arguments (a device index, pointers, a byte count), copied
+     * with the job into a deferred call so they outlive the submitting frame. */
+    uform__job_body_t body;
+    size_t device;
+    void *pointers[2];
 } uform__job_t;
 
 /** Serialises progress reports so they arrive one at a time and never go backwards. */
@@ -116,6 +127,9 @@ struct uform_executor_t {
     int32_t slot0_cpu; /* the CPU left for thread 0 (the forking thread); moves with it */
     struct uform_executor_t *placement_next; /* the live executors, under the placement lock */
     bool placed;                             /* counted in the placement registry */
+    struct uform__vram_t *vram; /* VRAM executors: the devices (src/gpu/); NULL for RAM ones */
+    /* The owner's reference plus one per live device arena: the last release closes it. */
+    _Atomic size_t references;
 
     /* ---- the published job, written by the forking thread before `generation` moves ---- */
     alignas(UFORM_LINE_) uform__job_t job;
@@ -182,6 +196,9 @@ bool uform__thread_belongs_to(const uform_executor_t *executor);
 /* executor_fork_join.c: runs a job on every thread, the forking thread as thread 0 */
 /** FORKED if a callback fork()ed and this is the child: the call stops at once. */
 uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job);
+/** Runs a call's job on thread 0: a BODY job's steps, or a fork-join. Both synchronous and
+ *  deferred calls come through here, so a VRAM executor's sticky fault is answered here. */
+uform_status_t uform__run_job(uform_executor_t *executor, const uform__job_t *job);
 /** Runs a job entirely on the calling thread as thread 0 of 1 (the NULL executor, n tiny). */
 uform_status_t uform__run_inline(const uform__job_t *job, size_t threads);
 void *uform__worker_main(void *argument);
@@ -207,6 +224,10 @@ static inline const uint32_t *uform__generation_word(const uform_executor_t *exe
 }
 
 /* executor_verbs.c */
+/** Every verb's path: validation of `call`, then synchronous (fork-join or body on the caller)
+ *  or deferred. `job` is complete but for progress. */
+uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *call, uform__job_t *job,
+                               const char *verb);
 /** Tests only: a dynamic parallel-for over [first, n), to reach counter values near SIZE_MAX. */
 uform_status_t uform__test_for_n_dynamic_from(uform_executor_t *executor, size_t first, size_t n, uform_task_t task,
                                               void *context);
@@ -225,7 +246,25 @@ void uform__placement_leave(uform_executor_t *executor);
 /** Tests only: how many live executors reserve `cpu` (slot 0 or a pinned worker). */
 size_t uform__placement_users(int32_t cpu);
 
+/* src/gpu/vram_executor.c: what a VRAM executor adds to drain and close */
+/** Waits for every device's stream; DEVICE_FAULT when the executor is (or just became) faulted. */
+uform_status_t uform__vram_drain(uform_executor_t *executor);
+/** Closes the devices: scratch, staging, streams, contexts (the driver is called). */
+void uform__vram_close(uform_executor_t *executor);
+/** Frees the host-side bookkeeping only (also in a fork()ed child, which never calls the driver). */
+void uform__vram_release_memory(uform_executor_t *executor);
+/** DEVICE_FAULT with the fault's message when the executor is faulted, else OK. */
+uform_status_t uform__vram_fault(const uform_executor_t *executor, const char *verb);
+
 /* executor_ram.c */
+/** Creates a RAM executor as uform_executor_for_ram, under another verb's name (VRAM executors'
+ *  host decoders). */
+uform_status_t uform__executor_create(const int32_t *memory_domains, size_t memory_domains_count,
+                                      uform_cpu_class_t cpu_class, size_t threads, size_t deferred_limit,
+                                      const char *verb, uform_executor_t **executor_out);
+/** Drops one reference (a device arena's, or the owner's once free has drained); the last
+ *  closes the executor: threads joined, devices closed, memory released. */
+void uform__executor_release(uform_executor_t *executor);
 /** Checks memory domains, class pin and deferred limit as every executor constructor must. */
 uform_status_t uform__validate_ram_arguments(const int32_t *domains, size_t count, uform_cpu_class_t cpu_class,
                                              size_t deferred_limit, const char *verb,

@@ -107,6 +107,7 @@ static int32_t node_of_cpu(const uform__topology_t *topology, int32_t cpu) {
 }
 
 static void release_memory(uform_executor_t *executor) {
+    if (executor->vram) uform__vram_release_memory(executor); /* host memory only: no driver call */
     if (executor->workers)
         for (size_t i = 0; i < executor->threads; i++)
             uform__pages_free(executor->workers[i].scratch, executor->workers[i].scratch_bytes);
@@ -131,7 +132,13 @@ static void stop_threads(uform_executor_t *executor) {
 uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memory_domains_count,
                                       uform_cpu_class_t cpu_class, size_t threads, size_t deferred_limit,
                                       uform_executor_t **executor_out) {
-    static const char verb[] = "uform_executor_for_ram";
+    return uform__executor_create(memory_domains, memory_domains_count, cpu_class, threads, deferred_limit,
+                                  "uform_executor_for_ram", executor_out);
+}
+
+uform_status_t uform__executor_create(const int32_t *memory_domains, size_t memory_domains_count,
+                                      uform_cpu_class_t cpu_class, size_t threads, size_t deferred_limit,
+                                      const char *verb, uform_executor_t **executor_out) {
     if (!executor_out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: executor output is NULL", verb);
     *executor_out = NULL;
     if (threads > UFORM_THREADS_MAX)
@@ -166,6 +173,7 @@ uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memo
     executor->spin_ns = spin_budget_ns();
     executor->deferred_limit = deferred_limit ? deferred_limit : UFORM_DEFERRED_LIMIT_DEFAULT;
     atomic_init(&executor->mood, UFORM_MOOD_PARKED);
+    atomic_init(&executor->references, 1);
     uform__placement_join(executor); /* orders executor->cpus: before any thread is pinned */
     pthread_mutex_init(&executor->lock, NULL);
     pthread_cond_init(&executor->changed, NULL);
@@ -246,6 +254,14 @@ uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t moo
     pthread_mutex_lock(&executor->lock);
     uform__wait_locked(executor, UFORM_WAIT_IDLE, executor->submitted);
     pthread_mutex_unlock(&executor->lock);
+    if (executor->vram) {
+        /* The devices idle too; a sticky fault of the executor's own fails the drain. */
+        status = uform__vram_drain(executor);
+        if (status != UFORM_STATUS_OK) {
+            uform__leave(executor);
+            return status;
+        }
+    }
     uint32_t previous = atomic_exchange(&executor->mood, (uint32_t)mood);
     /* Sleeping workers only look at the mood when woken: wake them to start spinning. One
      * that read PARKED but had not yet slept misses a single wake, so wake until none sleeps
@@ -289,13 +305,21 @@ uform_status_t uform_executor_free(uform_executor_t *executor) {
      * a drain, a second free) has counted itself out: nobody touches the executor after this. */
     uform__wait_locked(executor, UFORM_WAIT_CLOSED, executor->submitted);
     pthread_mutex_unlock(&executor->lock);
+    /* Drained. Live device arenas hold it: the last of them closes it (SPEC.md section 3). */
+    if (executor->vram) uform__vram_drain(executor);
+    uform__executor_release(executor);
+    return UFORM_STATUS_OK;
+}
+
+void uform__executor_release(uform_executor_t *executor) {
+    if (atomic_fetch_sub(&executor->references, 1) != 1) return;
     stop_threads(executor);
     uform__placement_leave(executor);
     pthread_mutex_destroy(&executor->lock);
     pthread_cond_destroy(&executor->changed);
     pthread_cond_destroy(&executor->queued);
+    if (executor->vram) uform__vram_close(executor);
     release_memory(executor);
-    return UFORM_STATUS_OK;
 }
 
 /* The accessors count themselves in too: a free racing them waits until they have read. In a

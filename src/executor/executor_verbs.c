@@ -4,10 +4,11 @@
 #include "core/error.h"
 #include "executor/executor_internal.h"
 
-static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, uform__job_t *job,
+uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *call, uform__job_t *job,
                           const char *verb) {
     if (call && call->struct_size >= sizeof(uform_call_t) && call->deferred) *call->deferred = NULL;
-    if (!job->function) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the callback is NULL", verb);
+    if (!job->function && !job->body)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the callback is NULL", verb);
     if (call && call->struct_size < sizeof(uform_call_t))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: call->struct_size is %zu, expected %zu (initialise with UFORM_CALL_INIT)", verb,
@@ -38,7 +39,7 @@ static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, 
     }
     uform__membership_t membership;
     uform__membership_push(&membership, executor);
-    status = uform__fork_join(executor, job);
+    status = uform__run_job(executor, job);
     uform__membership_pop(&membership);
     if (status == UFORM_STATUS_FORKED && uform__fork_generation() != executor->fork_generation)
         /* A callback fork()ed and this is the child: its workers and any lock holder are gone,
@@ -47,20 +48,21 @@ static uform_status_t run(uform_executor_t *executor, const uform_call_t *call, 
                                                 "executor's threads do not exist",
                            verb);
     uform__release_sync(executor);
-    if (status != UFORM_STATUS_OK) uform__fail(status, "%s: a callback returned %s", verb, uform_status_name(status));
+    if (status != UFORM_STATUS_OK && job->kind != UFORM_JOB_BODY)
+        uform__fail(status, "%s: a callback returned %s", verb, uform_status_name(status));
     return status;
 }
 
 uform_status_t uform_executor_for_n(uform_executor_t *executor, const uform_call_t *call, size_t n, uform_task_t task,
                                     void *context) {
     uform__job_t job = {.kind = UFORM_JOB_FOR_N, .n = n, .function = (void *)task, .context = context, .total = n};
-    return run(executor, call, &job, "uform_executor_for_n");
+    return uform__run_call(executor, call, &job, "uform_executor_for_n");
 }
 
 uform_status_t uform_executor_for_n_dynamic(uform_executor_t *executor, const uform_call_t *call, size_t n,
                                             uform_task_t task, void *context) {
     uform__job_t job = {.kind = UFORM_JOB_FOR_N_DYNAMIC, .n = n, .function = (void *)task, .context = context, .total = n};
-    return run(executor, call, &job, "uform_executor_for_n_dynamic");
+    return uform__run_call(executor, call, &job, "uform_executor_for_n_dynamic");
 }
 
 uform_status_t uform_executor_for_threads(uform_executor_t *executor, const uform_call_t *call, uform_task_t task,
@@ -68,13 +70,13 @@ uform_status_t uform_executor_for_threads(uform_executor_t *executor, const ufor
     /* The thread count is read once the call is counted in (see run and the deferred submission). */
     uform__job_t job = {.kind = UFORM_JOB_FOR_THREADS, .n = 1, .function = (void *)task, .context = context,
                         .total = 1};
-    return run(executor, call, &job, "uform_executor_for_threads");
+    return uform__run_call(executor, call, &job, "uform_executor_for_threads");
 }
 
 uform_status_t uform_executor_for_slices(uform_executor_t *executor, const uform_call_t *call, size_t n,
                                          uform_slice_t slice, void *context) {
     uform__job_t job = {.kind = UFORM_JOB_FOR_SLICES, .n = n, .function = (void *)slice, .context = context, .total = n};
-    return run(executor, call, &job, "uform_executor_for_slices");
+    return uform__run_call(executor, call, &job, "uform_executor_for_slices");
 }
 
 uform_status_t uform__test_for_n_dynamic_from(uform_executor_t *executor, size_t first, size_t n, uform_task_t task,
@@ -82,5 +84,5 @@ uform_status_t uform__test_for_n_dynamic_from(uform_executor_t *executor, size_t
     if (first > n) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "first %zu is past n %zu", first, n);
     uform__job_t job = {.kind = UFORM_JOB_FOR_N_DYNAMIC, .n = n, .first = first, .function = (void *)task,
                         .context = context, .total = n - first};
-    return run(executor, NULL, &job, "uform__test_for_n_dynamic_from");
+    return uform__run_call(executor, NULL, &job, "uform__test_for_n_dynamic_from");
 }

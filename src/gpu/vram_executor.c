@@ -1,17 +1,95 @@
-/* VRAM executors. Arguments are validated exactly as they will be once the executor lands;
- * uform_gpu_devices() lists the CUDA devices the driver sees, and a valid request for them
- * ends in UNSUPPORTED (the executor is later work), never in a pretend executor. Without a
- * GPU every valid request is NOT_FOUND ("no GPU"). */
+/* VRAM executors: a RAM executor of host decoders (placed on the NUMA nodes nearest the devices)
+ * plus one non-blocking stream per device on its primary context. Creation validates everything
+ * before touching a driver; a device that fails to open undoes the whole executor. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "core/error.h"
-#include "executor/executor_internal.h"
+#include "core/memory.h"
 #include "gpu/gpu_devices.h"
+#include "gpu/vram_internal.h"
+
+static const char verb_create[] = "uform_executor_for_vram";
+
+/* Whether a device of class `own` runs code of class `pin`: its own class, or for NVIDIA the
+ * Ampere floor whose code every newer NVIDIA GPU runs (SPEC.md section 4). */
+static bool runs_class(uform_gpu_class_t own, uform_gpu_class_t pin) {
+    if (own == UFORM_GPU_CLASS_NONE) return false;
+    if (own == pin) return true;
+    return pin == UFORM_GPU_CLASS_NVIDIA_AMPERE && own <= UFORM_GPU_CLASS_NVIDIA_RUBIN;
+}
+
+/* The devices' common class; NVIDIA devices of several classes share the Ampere floor. */
+static uform_gpu_class_t common_class(const uform__gpu_detail_t *details, size_t count) {
+    uform_gpu_class_t common = (uform_gpu_class_t)details[0].device.gpu_class;
+    for (size_t i = 1; i < count; i++) {
+        uform_gpu_class_t own = (uform_gpu_class_t)details[i].device.gpu_class;
+        if (own == common) continue;
+        if (runs_class(own, UFORM_GPU_CLASS_NVIDIA_AMPERE) && runs_class(common, UFORM_GPU_CLASS_NVIDIA_AMPERE))
+            common = UFORM_GPU_CLASS_NVIDIA_AMPERE;
+        else
+            return UFORM_GPU_CLASS_NONE;
+    }
+    return common;
+}
+
+static size_t chunk_bytes(void) {
+    const char *text = getenv("UFORM_STAGING_CHUNK_BYTES");
+    if (text && *text) {
+        char *end = NULL;
+        unsigned long long value = strtoull(text, &end, 10);
+        if (end && !*end && value >= 4096 && value <= (1ull << 32)) return (size_t)value & ~(size_t)4095;
+    }
+    return UFORM_STAGING_CHUNK_DEFAULT;
+}
+
+/* The NUMA nodes nearest the devices, each once; none when the platform does not say. */
+static size_t nearest_nodes(const uform__gpu_detail_t *details, size_t count, int32_t *nodes) {
+    size_t found = 0;
+    for (size_t i = 0; i < count; i++) {
+        int32_t node = details[i].numa_node;
+        if (node < 0) continue;
+        bool seen = false;
+        for (size_t j = 0; j < found; j++) seen |= nodes[j] == node;
+        if (!seen) nodes[found++] = node;
+    }
+    return found;
+}
+
+static const uform__gpu_backend_t *backend_of(uint32_t vendor, uform_status_t *status) {
+    if (vendor == UFORM_GPU_VENDOR_NVIDIA) return uform__cuda_backend(status);
+    if (vendor == UFORM_GPU_VENDOR_AMD) return uform__hip_backend(status);
+    *status = uform__fail(UFORM_STATUS_UNSUPPORTED, "%s: no backend drives GPUs of vendor %u", verb_create,
+                          (unsigned)vendor);
+    return NULL;
+}
+
+/* Opens every device; on failure closes the ones opened. */
+static uform_status_t open_devices(uform__vram_t *vram, const uform__gpu_detail_t *details, const int32_t *chosen) {
+    for (size_t i = 0; i < vram->device_count; i++) {
+        uform__gpu_device_t *device = &vram->devices[i];
+        const uform__gpu_detail_t *detail = &details[chosen[i]];
+        uform_status_t status = UFORM_STATUS_OK;
+        device->backend = backend_of(detail->device.vendor, &status);
+        device->index = i;
+        device->ordinal = chosen[i];
+        device->vendor = detail->device.vendor;
+        device->vendor_ordinal = (int32_t)detail->device.vendor_ordinal;
+        if (status == UFORM_STATUS_OK) status = device->backend->open(device);
+        if (status != UFORM_STATUS_OK) {
+            for (size_t j = 0; j < i; j++) vram->devices[j].backend->close(&vram->devices[j]);
+            return status;
+        }
+    }
+    return UFORM_STATUS_OK;
+}
 
 uform_status_t uform_executor_for_vram(const int32_t *devices, size_t devices_count, uform_gpu_class_t gpu_class,
                                        const int32_t *memory_domains, size_t memory_domains_count,
                                        uform_cpu_class_t cpu_class, void *const *streams, size_t streams_count,
                                        size_t scratch_limit, size_t deferred_limit, uform_executor_t **executor_out) {
-    static const char verb[] = "uform_executor_for_vram";
-    (void)scratch_limit;
+    static const char *const verb = verb_create;
     if (!executor_out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: executor output is NULL", verb);
     *executor_out = NULL;
     if (!devices && devices_count)
@@ -37,14 +115,150 @@ uform_status_t uform_executor_for_vram(const int32_t *devices, size_t devices_co
     if (streams_count)
         return uform__fail(UFORM_STATUS_UNSUPPORTED, "%s: borrowed streams are not supported yet; pass none", verb);
     size_t count = 0;
-    status = uform_gpu_devices(NULL, 0, &count);
+    status = uform__gpu_details(NULL, 0, &count);
     if (status != UFORM_STATUS_OK) return status;
-    if (!count)
-        return uform__fail(UFORM_STATUS_NOT_FOUND, "%s: no GPU: %s", verb, uform__gpu_note());
+    if (!count) return uform__fail(UFORM_STATUS_NOT_FOUND, "%s: no GPU: %s", verb, uform__gpu_note());
     for (size_t i = 0; i < devices_count; i++)
         if ((size_t)devices[i] >= count)
             return uform__fail(UFORM_STATUS_NOT_FOUND, "%s: device %d does not exist (%zu GPUs)", verb,
                                (int)devices[i], count);
-    return uform__fail(UFORM_STATUS_UNSUPPORTED, "%s: the devices are listed, but VRAM executors are not built yet",
-                       verb);
+
+    uform__gpu_detail_t *details = uform__allocate_zeroed(count, sizeof *details);
+    size_t chosen_count = devices_count ? devices_count : count;
+    int32_t *chosen = uform__allocate_zeroed(chosen_count, sizeof *chosen);
+    uform__gpu_detail_t *picked = uform__allocate_zeroed(chosen_count, sizeof *picked);
+    int32_t *nodes = uform__allocate_zeroed(chosen_count, sizeof *nodes);
+    uform__vram_t *vram = uform__allocate_zeroed(1, sizeof *vram);
+    uform__gpu_device_t *states = uform__allocate_zeroed(chosen_count, sizeof *states);
+    uform_executor_t *executor = NULL;
+    if (!details || !chosen || !picked || !nodes || !vram || !states) {
+        status = uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: %zu devices", verb, chosen_count);
+        goto done;
+    }
+    size_t listed = 0;
+    status = uform__gpu_details(details, count, &listed);
+    if (status != UFORM_STATUS_OK) goto done;
+    for (size_t i = 0; i < chosen_count; i++) {
+        chosen[i] = devices_count ? devices[i] : (int32_t)i;
+        picked[i] = details[chosen[i]];
+    }
+    /* The class: a pin every device can run, or theirs in common. */
+    if (gpu_class != UFORM_GPU_CLASS_NONE) {
+        for (size_t i = 0; i < chosen_count; i++)
+            if (!runs_class((uform_gpu_class_t)picked[i].device.gpu_class, gpu_class)) {
+                status = uform__fail(UFORM_STATUS_UNSUPPORTED,
+                                     "%s: GPU %d (%s, class %s) cannot run GPU class %s", verb, (int)chosen[i],
+                                     picked[i].device.name,
+                                     uform_gpu_class_name((uform_gpu_class_t)picked[i].device.gpu_class),
+                                     uform_gpu_class_name(gpu_class));
+                goto done;
+            }
+    }
+    vram->gpu_class = gpu_class != UFORM_GPU_CLASS_NONE ? gpu_class : common_class(picked, chosen_count);
+    vram->scratch_limit = scratch_limit;
+    vram->chunk_bytes = chunk_bytes();
+    vram->devices = states;
+    vram->device_count = chosen_count;
+    /* Host decoders on the nodes nearest the devices unless told otherwise. */
+    const int32_t *domains = memory_domains;
+    size_t domain_count = memory_domains_count;
+    if (!domain_count) {
+        domain_count = nearest_nodes(picked, chosen_count, nodes);
+        domains = nodes;
+        if (domain_count && uform__validate_ram_arguments(domains, domain_count, cpu_class, deferred_limit, verb,
+                                                          &topology) != UFORM_STATUS_OK)
+            domain_count = 0; /* a CPU-less or unknown node (a Grace-Hopper's HBM node): every node then */
+    }
+    status = uform__executor_create(domains, domain_count, cpu_class, 0, deferred_limit, verb, &executor);
+    if (status != UFORM_STATUS_OK) goto done;
+    status = open_devices(vram, details, chosen);
+    if (status != UFORM_STATUS_OK) {
+        uform_executor_free(executor);
+        executor = NULL;
+        goto done;
+    }
+    executor->vram = vram;
+    vram = NULL;
+    states = NULL;
+    *executor_out = executor;
+done:
+    uform__deallocate(details);
+    uform__deallocate(chosen);
+    uform__deallocate(picked);
+    uform__deallocate(nodes);
+    uform__deallocate(states);
+    uform__deallocate(vram);
+    return status;
+}
+
+void uform__vram_note_fault(uform_executor_t *executor, const uform__gpu_device_t *device) {
+    if (!atomic_load(&device->faulted)) return;
+    uform__vram_t *vram = executor->vram;
+    uint32_t expected = 0;
+    /* 1 while the message is written, 2 once it can be read. */
+    if (atomic_compare_exchange_strong(&vram->faulted, &expected, 1)) {
+        snprintf(vram->fault_message, sizeof vram->fault_message, "%s", uform_last_error());
+        atomic_store(&vram->faulted, 2);
+    }
+}
+
+uform_status_t uform__vram_fault(const uform_executor_t *executor, const char *verb) {
+    const uform__vram_t *vram = executor->vram;
+    uint32_t faulted = atomic_load_explicit(&vram->faulted, memory_order_acquire);
+    if (!faulted) return UFORM_STATUS_OK;
+    return uform__fail(UFORM_STATUS_DEVICE_FAULT, "%s: the executor's GPU faulted, and stays so until freed: %s", verb,
+                       faulted == 2 ? vram->fault_message : "(being recorded)");
+}
+
+uform_status_t uform__vram_drain(uform_executor_t *executor) {
+    uform__vram_t *vram = executor->vram;
+    uform_status_t first = uform__vram_fault(executor, "uform_executor_drain");
+    if (first != UFORM_STATUS_OK) return first;
+    for (size_t i = 0; i < vram->device_count; i++) {
+        uform__gpu_device_t *device = &vram->devices[i];
+        uform_status_t status = device->backend->make_current(device);
+        if (status == UFORM_STATUS_OK) status = device->backend->stream_wait(device);
+        uform__vram_note_fault(executor, device);
+        if (status != UFORM_STATUS_OK && first == UFORM_STATUS_OK) first = UFORM_STATUS_DEVICE_FAULT;
+    }
+    if (first != UFORM_STATUS_OK) return uform__vram_fault(executor, "uform_executor_drain");
+    return UFORM_STATUS_OK;
+}
+
+void uform__vram_close(uform_executor_t *executor) {
+    uform__vram_t *vram = executor->vram;
+    for (size_t i = 0; i < vram->device_count; i++) {
+        uform__gpu_device_t *device = &vram->devices[i];
+        if (!device->opened) continue;
+        device->backend->device_free(device, device->scratch);
+        device->backend->host_free(device, device->staging);
+        device->scratch = device->staging = NULL;
+        device->scratch_bytes = device->staging_bytes = 0;
+        device->backend->close(device);
+    }
+}
+
+void uform__vram_release_memory(uform_executor_t *executor) {
+    uform__deallocate(executor->vram->devices);
+    uform__deallocate(executor->vram);
+    executor->vram = NULL;
+}
+
+/* ---- accessors ---- */
+
+size_t uform_executor_devices(const uform_executor_t *executor) {
+    if (!executor) return 0;
+    /* Read-only after creation: no need to count in (free is the caller's race, as for threads). */
+    if (executor->fork_generation == uform__fork_generation_installed()) {
+        uform__enter(executor);
+        size_t count = executor->vram ? executor->vram->device_count : 0;
+        uform__leave(executor);
+        return count;
+    }
+    return executor->vram ? executor->vram->device_count : 0;
+}
+
+uform_gpu_class_t uform_executor_gpu_class(const uform_executor_t *executor) {
+    if (!executor) return UFORM_GPU_CLASS_NONE;
+    return executor->vram ? executor->vram->gpu_class : UFORM_GPU_CLASS_NONE;
 }

@@ -51,30 +51,51 @@ UFORM_PRINTF_(2, 3) static uform_status_t fail_load(uform_status_t status, const
     return status;
 }
 
-/* Binds every entry point; UNSUPPORTED names the first one the driver lacks. */
-static uform_status_t bind(void *library, const char *path) {
-    uform_cuGetProcAddress_t get_proc = (uform_cuGetProcAddress_t)uform__library_symbol(library, "cuGetProcAddress_v2");
+/* The library and its resolver, kept for binding the execution entry points later. */
+static void *driver_library;
+static uform_cuGetProcAddress_t driver_get_proc;
+static const char *driver_path;
+
+/* Resolves one entry point: through cuGetProcAddress_v2 at the ABI version where the driver has
+ * it, else dlsym of the versioned symbol. UNSUPPORTED, written to `message`, names what lacks. */
+static uform_status_t resolve(const char *base, int version, const char *symbol, void **out, char *message,
+                              size_t capacity) {
     char buffer[32];
+    void *pointer = NULL;
+    if (driver_get_proc) {
+        uform_cuProcAddressQueryResult found = UFORM_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        uform_cuResult result = driver_get_proc(base, &pointer, version, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found);
+        /* Drivers answer a missing symbol either with an error or with SUCCESS and NULL. */
+        if (result != UFORM_CUDA_SUCCESS || !pointer || found != UFORM_CU_GET_PROC_ADDRESS_SUCCESS) {
+            snprintf(message, capacity, "the CUDA driver %s lacks %s (ABI of CUDA %d.%d): cuGetProcAddress answered %s, %s",
+                     driver_path, symbol, version / 1000, version % 1000 / 10,
+                     uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer),
+                     found == UFORM_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ? "version not sufficient"
+                                                                               : "symbol not found");
+            return UFORM_STATUS_UNSUPPORTED;
+        }
+    } else {
+        pointer = uform__library_symbol(driver_library, symbol);
+        if (!pointer) {
+            snprintf(message, capacity, "the CUDA driver %s lacks %s: %s", driver_path, symbol, uform__library_error());
+            return UFORM_STATUS_UNSUPPORTED;
+        }
+    }
+    *out = pointer;
+    return UFORM_STATUS_OK;
+}
+
+/* Binds every discovery entry point; UNSUPPORTED names the first one the driver lacks. */
+static uform_status_t bind(void *library, const char *path) {
+    driver_library = library;
+    driver_path = path;
+    driver_get_proc = (uform_cuGetProcAddress_t)uform__library_symbol(library, "cuGetProcAddress_v2");
 #define BIND_(field, base, version, symbol, type)                                                 \
-    if (get_proc) {                                                                                \
+    {                                                                                              \
         void *pointer = NULL;                                                                      \
-        uform_cuProcAddressQueryResult found = UFORM_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;        \
-        uform_cuResult result = get_proc(base, &pointer, version, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found); \
-        /* Drivers answer a missing symbol either with an error or with SUCCESS and NULL. */    \
-        if (result != UFORM_CUDA_SUCCESS || !pointer || found != UFORM_CU_GET_PROC_ADDRESS_SUCCESS) \
-            return fail_load(UFORM_STATUS_UNSUPPORTED,                                             \
-                             "the CUDA driver %s lacks %s (ABI of CUDA %d.%d): cuGetProcAddress answered %s, %s", \
-                             path, symbol, version / 1000, version % 1000 / 10,                    \
-                             uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer),     \
-                             found == UFORM_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT             \
-                                 ? "version not sufficient"                                        \
-                                 : "symbol not found");                                            \
-        cuda.api.field = (type)pointer;                                                            \
-    } else {                                                                                       \
-        void *pointer = uform__library_symbol(library, symbol);                                    \
-        if (!pointer)                                                                              \
-            return fail_load(UFORM_STATUS_UNSUPPORTED, "the CUDA driver %s lacks %s: %s", path, symbol, \
-                             uform__library_error());                                              \
+        char why_[400];                                                                            \
+        uform_status_t status_ = resolve(base, version, symbol, &pointer, why_, sizeof why_);      \
+        if (status_ != UFORM_STATUS_OK) return fail_load(status_, "%s", why_);                     \
         cuda.api.field = (type)pointer;                                                            \
     }
     UFORM_CUDA_ENTRY_POINTS(BIND_)
@@ -220,6 +241,36 @@ uform_status_t uform__cuda_get(const uform__cuda_t **out) {
     if (status == UFORM_STATUS_OK && cuda_has_devices) *out = &cuda;
     pthread_mutex_unlock(&lock);
     if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", load_message);
+    return UFORM_STATUS_OK;
+}
+
+uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **out) {
+    static uform__cuda_execution_api_t execution;
+    static bool execution_bound;
+    static uform_status_t execution_status;
+    static char execution_message[512];
+    const uform__cuda_t *driver = NULL;
+    *out = NULL;
+    uform_status_t status = uform__cuda_get(&driver);
+    if (status != UFORM_STATUS_OK) return status;
+    if (!driver) return uform__fail(UFORM_STATUS_NOT_FOUND, "no CUDA device: %s", note);
+    pthread_mutex_lock(&lock);
+    if (!execution_bound) {
+        execution_status = UFORM_STATUS_OK;
+#define BIND_EXECUTION_(field, base, version, symbol, type)                                       \
+        if (execution_status == UFORM_STATUS_OK) {                                                 \
+            void *pointer = NULL;                                                                  \
+            execution_status = resolve(base, version, symbol, &pointer, execution_message, sizeof execution_message); \
+            execution.field = (type)pointer;                                                       \
+        }
+        UFORM_CUDA_EXECUTION_ENTRY_POINTS(BIND_EXECUTION_)
+#undef BIND_EXECUTION_
+        execution_bound = true;
+    }
+    status = execution_status;
+    pthread_mutex_unlock(&lock);
+    if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", execution_message);
+    *out = &execution;
     return UFORM_STATUS_OK;
 }
 

@@ -19,6 +19,13 @@ typedef struct uform__cuda_api_t {
 #undef UFORM_CUDA_API_FIELD_
 } uform__cuda_api_t;
 
+/** The execution entry points (contexts, memory, streams, events), bound on first use. */
+typedef struct uform__cuda_execution_api_t {
+#define UFORM_CUDA_EXECUTION_FIELD_(field, base, version, symbol, type) type field;
+    UFORM_CUDA_EXECUTION_ENTRY_POINTS(UFORM_CUDA_EXECUTION_FIELD_)
+#undef UFORM_CUDA_EXECUTION_FIELD_
+} uform__cuda_execution_api_t;
+
 /** One device as the driver describes it at load time. */
 typedef struct uform__cuda_device_t {
     uform_cuDevice handle;   /**< the driver's ordinal (in CUDA_DEVICE_ORDER), for later calls */
@@ -46,6 +53,13 @@ typedef struct uform__cuda_t {
  * and must not call the driver (check `fork_generation`); one forked before loads afresh.
  */
 uform_status_t uform__cuda_get(const uform__cuda_t **cuda);
+
+/**
+ * The execution entry points, bound once (thread-safe) after a successful load that found
+ * devices. NOT_FOUND without devices; UNSUPPORTED naming the first entry point the driver
+ * lacks (discovery keeps working then); the load's own failure otherwise.
+ */
+uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **api);
 
 /** Why there are no CUDA devices, in words ("libcuda.so.1: cannot open ..."); "" when there are. */
 const char *uform__cuda_note(void);

@@ -1,0 +1,43 @@
+/* Internal: what a VRAM executor adds to a RAM executor (executor->vram). Read-only after
+ * creation except the devices' scratch and staging, which only the thread running that device's
+ * function (or thread 0 of a staged copy) touches, one call at a time. */
+#ifndef UFORM_GPU_VRAM_INTERNAL_H
+#define UFORM_GPU_VRAM_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "executor/executor_internal.h"
+#include "gpu/gpu_backend.h"
+
+/** A staged copy's chunk: large enough that a DMA amortises the per-chunk event round trip, small
+ *  enough that the two staging halves stay modest (UFORM_STAGING_CHUNK_BYTES overrides, for tests
+ *  and tuning; documented in the README). */
+#define UFORM_STAGING_CHUNK_DEFAULT (8u << 20)
+
+typedef struct uform__vram_t {
+    size_t device_count;
+    uform__gpu_device_t *devices;
+    uform_gpu_class_t gpu_class; /* the pin, or the devices' common class */
+    size_t scratch_limit;        /* bytes per device; 0 unbounded */
+    size_t chunk_bytes;          /* a staged copy's chunk */
+    /* Sticky: once a device faulted, every call answers DEVICE_FAULT with this message. */
+    _Atomic uint32_t faulted;
+    char fault_message[384];
+} uform__vram_t;
+
+/** Marks the executor faulted (first message wins) when `device` saw a sticky error. */
+void uform__vram_note_fault(uform_executor_t *executor, const uform__gpu_device_t *device);
+
+/* vram_memory.c: high-water buffers */
+/** Grows the device's scratch to at least `bytes` (within scratch_limit), waiting for its stream
+ *  before the old buffer goes. */
+uform_status_t uform__vram_grow_scratch(uform_executor_t *executor, uform__gpu_device_t *device, size_t bytes,
+                                        const char *verb);
+/** Grows the device's pinned staging to at least `bytes`, likewise. */
+uform_status_t uform__vram_grow_staging(uform_executor_t *executor, uform__gpu_device_t *device, size_t bytes,
+                                        const char *verb);
+
+/* vram_verbs.c: the device a device function runs for, on this thread (NULL outside one) */
+const uform__gpu_device_t *uform__vram_current_device(const uform_executor_t *executor);
+
+#endif

@@ -1,0 +1,259 @@
+/* The VRAM verbs: device functions and staged copies. Both are BODY jobs: their steps run on
+ * thread 0 (the caller, or the leader for a deferred call) and fork-join the host threads for
+ * the parallel parts, so one-call-at-a-time, deferral, progress, drain and free work as for
+ * every other verb. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "gpu/vram_internal.h"
+
+enum { COPY_TO_DEVICE = 0, COPY_TO_HOST = 1 };
+
+/* Below this a chunk is copied by thread 0 alone: waking the host threads costs more. */
+#define PARALLEL_MEMCPY_MIN (1u << 20)
+
+/* The device function running on this thread, for the scratch and staging accessors. */
+static _Thread_local const uform_executor_t *current_executor;
+static _Thread_local const uform__gpu_device_t *current_device;
+
+const uform__gpu_device_t *uform__vram_current_device(const uform_executor_t *executor) {
+    return current_executor == executor ? current_device : NULL;
+}
+
+/* One report at a time from thread 0, non-decreasing, the last at done == total. */
+static void report(const uform__job_t *job, size_t done) {
+    if (job->done) atomic_store_explicit(job->done, done, memory_order_release);
+    if (job->progress) job->progress(job->progress_context, done, job->total);
+}
+
+/* ---- device functions ---- */
+
+typedef struct devices_call_t {
+    uform_executor_t *executor;
+    uform_device_function_t function;
+    void *context;
+} devices_call_t;
+
+static uform_status_t run_device(void *context, size_t task, size_t thread) {
+    devices_call_t *call = context;
+    uform__gpu_device_t *device = &call->executor->vram->devices[task];
+    uform_status_t status = device->backend->make_current(device);
+    if (status == UFORM_STATUS_OK) {
+        uform_device_slot_t slot = {
+            .device = device->index,
+            .ordinal = device->ordinal,
+            .vendor = device->vendor,
+            .native_device = device->native_device,
+            .native_context = device->native_context,
+            .stream = device->stream,
+            .thread = thread,
+        };
+        const uform_executor_t *outer_executor = current_executor;
+        const uform__gpu_device_t *outer_device = current_device;
+        current_executor = call->executor;
+        current_device = device;
+        status = call->function(call->context, &slot);
+        current_executor = outer_executor;
+        current_device = outer_device;
+    }
+    /* Whatever the function returned, the call ends only once its stream has drained. */
+    uform_status_t drained = device->backend->stream_wait(device);
+    uform__vram_note_fault(call->executor, device);
+    if (drained != UFORM_STATUS_OK && (status == UFORM_STATUS_OK || atomic_load(&device->faulted))) status = drained;
+    return status;
+}
+
+static uform_status_t body_for_devices(uform_executor_t *executor, const uform__job_t *job) {
+    static const char verb[] = "uform_executor_for_devices";
+    devices_call_t call = {executor, (uform_device_function_t)job->function, job->context};
+    size_t count = executor->vram->device_count;
+    uform__job_t inner = {
+        .kind = UFORM_JOB_FOR_N,
+        .n = count,
+        .function = (void *)run_device,
+        .context = &call,
+        .progress = job->progress,
+        .progress_context = job->progress_context,
+        .done = job->done,
+        .total = count,
+        .progress_step = 1,
+    };
+    uform_status_t status = uform__fork_join(executor, &inner);
+    if (status == UFORM_STATUS_OK || status == UFORM_STATUS_FORKED) return status;
+    if (uform__vram_fault(executor, verb) != UFORM_STATUS_OK) return UFORM_STATUS_DEVICE_FAULT;
+    return uform__fail(status, "%s: a device function or its stream answered %s", verb, uform_status_name(status));
+}
+
+/* Validation shared by the verbs: a VRAM executor, and a device of it. */
+static uform_status_t check_vram(const uform_executor_t *executor, const char *verb) {
+    if (!executor) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the NULL executor has no devices", verb);
+    if (!executor->vram)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a RAM executor has no devices (use for_vram)", verb);
+    return UFORM_STATUS_OK;
+}
+
+uform_status_t uform_executor_for_devices(uform_executor_t *executor, const uform_call_t *call,
+                                          uform_device_function_t function, void *context) {
+    static const char verb[] = "uform_executor_for_devices";
+    if (call && call->struct_size >= sizeof(uform_call_t) && call->deferred) *call->deferred = NULL;
+    uform_status_t status = check_vram(executor, verb);
+    if (status != UFORM_STATUS_OK) return status;
+    if (!function) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the device function is NULL", verb);
+    uform__job_t job = {.kind = UFORM_JOB_BODY,
+                        .body = body_for_devices,
+                        .function = (void *)function,
+                        .context = context,
+                        .n = executor->vram->device_count,
+                        .total = executor->vram->device_count};
+    return uform__run_call(executor, call, &job, verb);
+}
+
+/* ---- staged copies ---- */
+
+typedef struct memcpy_call_t {
+    char *destination;
+    const char *source;
+} memcpy_call_t;
+
+static uform_status_t memcpy_slice(void *context, size_t first, size_t count, size_t thread) {
+    (void)thread;
+    memcpy_call_t *call = context;
+    memcpy(call->destination + first, call->source + first, count);
+    return UFORM_STATUS_OK;
+}
+
+/* The host side of a chunk, spread over the host threads: one core's memcpy is slower than a
+ * PCIe 5 or NVLink-C2C link. */
+static void host_copy(uform_executor_t *executor, void *destination, const void *source, size_t bytes) {
+    if (bytes < PARALLEL_MEMCPY_MIN || executor->threads == 1) {
+        memcpy(destination, source, bytes);
+        return;
+    }
+    memcpy_call_t call = {destination, source};
+    uform__job_t inner = {.kind = UFORM_JOB_FOR_SLICES,
+                          .n = bytes,
+                          .function = (void *)memcpy_slice,
+                          .context = &call,
+                          .total = bytes,
+                          .progress_step = bytes};
+    uform__fork_join(executor, &inner);
+}
+
+static uform_status_t stage_to_device(uform_executor_t *executor, uform__gpu_device_t *device, const uform__job_t *job,
+                                      char *target, const char *host, size_t bytes, size_t chunk) {
+    const uform__gpu_backend_t *backend = device->backend;
+    char *halves[UFORM_STAGING_BUFFERS] = {device->staging, (char *)device->staging + chunk};
+    size_t chunks = (bytes + chunk - 1) / chunk;
+    for (size_t k = 0; k < chunks; k++) {
+        size_t which = k % UFORM_STAGING_BUFFERS, offset = k * chunk;
+        size_t length = bytes - offset < chunk ? bytes - offset : chunk;
+        if (k >= UFORM_STAGING_BUFFERS) {
+            /* This half's last DMA (chunk k - 2) must have left it before it is refilled. */
+            uform_status_t status = backend->event_wait(device, which);
+            if (status != UFORM_STATUS_OK) return status;
+            report(job, (k - 1) * chunk);
+        }
+        host_copy(executor, halves[which], host + offset, length);
+        uform_status_t status = backend->copy_to_device_async(device, target + offset, halves[which], length);
+        if (status == UFORM_STATUS_OK) status = backend->event_record(device, which);
+        if (status != UFORM_STATUS_OK) return status;
+    }
+    return UFORM_STATUS_OK;
+}
+
+static uform_status_t stage_to_host(uform_executor_t *executor, uform__gpu_device_t *device, const uform__job_t *job,
+                                    char *host, const char *source, size_t bytes, size_t chunk) {
+    const uform__gpu_backend_t *backend = device->backend;
+    char *halves[UFORM_STAGING_BUFFERS] = {device->staging, (char *)device->staging + chunk};
+    size_t chunks = (bytes + chunk - 1) / chunk;
+    /* The DMA of chunk k + 1 runs while the host copies chunk k out of the other half. */
+    for (size_t k = 0; k <= chunks; k++) {
+        if (k < chunks) {
+            size_t which = k % UFORM_STAGING_BUFFERS, offset = k * chunk;
+            size_t length = bytes - offset < chunk ? bytes - offset : chunk;
+            uform_status_t status = backend->copy_to_host_async(device, halves[which], source + offset, length);
+            if (status == UFORM_STATUS_OK) status = backend->event_record(device, which);
+            if (status != UFORM_STATUS_OK) return status;
+        }
+        if (k == 0) continue;
+        size_t previous = k - 1, which = previous % UFORM_STAGING_BUFFERS, offset = previous * chunk;
+        size_t length = bytes - offset < chunk ? bytes - offset : chunk;
+        uform_status_t status = backend->event_wait(device, which);
+        if (status != UFORM_STATUS_OK) return status;
+        host_copy(executor, host + offset, halves[which], length);
+        report(job, offset + length);
+    }
+    return UFORM_STATUS_OK;
+}
+
+static uform_status_t body_copy(uform_executor_t *executor, const uform__job_t *job) {
+    const char *verb = job->first == COPY_TO_DEVICE ? "uform_executor_copy_to_device" : "uform_executor_copy_to_host";
+    uform__gpu_device_t *device = &executor->vram->devices[job->device];
+    const uform__gpu_backend_t *backend = device->backend;
+    char *device_pointer = job->pointers[0];
+    char *host = job->pointers[1];
+    size_t bytes = job->n;
+    if (!bytes) {
+        report(job, 0);
+        return UFORM_STATUS_OK;
+    }
+    uform_status_t status = backend->make_current(device);
+    if (status == UFORM_STATUS_OK && backend->host_is_pinned(device, host, bytes)) {
+        /* Pinned or registered already: the DMA reads or writes it directly. */
+        status = job->first == COPY_TO_DEVICE ? backend->copy_to_device_async(device, device_pointer, host, bytes)
+                                              : backend->copy_to_host_async(device, host, device_pointer, bytes);
+    } else if (status == UFORM_STATUS_OK) {
+        size_t chunk = executor->vram->chunk_bytes < bytes ? executor->vram->chunk_bytes : bytes;
+        status = uform__vram_grow_staging(executor, device, UFORM_STAGING_BUFFERS * chunk, verb);
+        if (status == UFORM_STATUS_OK)
+            status = job->first == COPY_TO_DEVICE
+                         ? stage_to_device(executor, device, job, device_pointer, host, bytes, chunk)
+                         : stage_to_host(executor, device, job, host, device_pointer, bytes, chunk);
+    }
+    /* Even after a failure nothing may still be reading the staging or the caller's memory. */
+    uform_status_t drained = backend->stream_wait(device);
+    if (status == UFORM_STATUS_OK) status = drained;
+    uform__vram_note_fault(executor, device);
+    if (status == UFORM_STATUS_OK) {
+        report(job, bytes);
+        return UFORM_STATUS_OK;
+    }
+    if (uform__vram_fault(executor, verb) != UFORM_STATUS_OK) return UFORM_STATUS_DEVICE_FAULT;
+    char cause[256];
+    snprintf(cause, sizeof cause, "%s", uform_last_error());
+    return uform__fail(status, "%s: %zu bytes with GPU %d: %s", verb, bytes, (int)device->ordinal, cause);
+}
+
+static uform_status_t copy(uform_executor_t *executor, const uform_call_t *call, int direction, size_t device,
+                           void *device_pointer, void *host, size_t bytes, const char *verb) {
+    if (call && call->struct_size >= sizeof(uform_call_t) && call->deferred) *call->deferred = NULL;
+    uform_status_t status = check_vram(executor, verb);
+    if (status != UFORM_STATUS_OK) return status;
+    if (device >= executor->vram->device_count)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: device %zu of %zu", verb, device,
+                           executor->vram->device_count);
+    if (bytes && (!device_pointer || !host))
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a NULL %s pointer with %zu bytes", verb,
+                           device_pointer ? "host" : "device", bytes);
+    uform__job_t job = {.kind = UFORM_JOB_BODY,
+                        .body = body_copy,
+                        .first = (size_t)direction,
+                        .n = bytes,
+                        .total = bytes,
+                        .device = device,
+                        .pointers = {device_pointer, host}};
+    return uform__run_call(executor, call, &job, verb);
+}
+
+uform_status_t uform_executor_copy_to_device(uform_executor_t *executor, const uform_call_t *call, size_t device,
+                                             void *device_pointer, const void *host, size_t bytes) {
+    return copy(executor, call, COPY_TO_DEVICE, device, device_pointer, (void *)host, bytes,
+                "uform_executor_copy_to_device");
+}
+
+uform_status_t uform_executor_copy_to_host(uform_executor_t *executor, const uform_call_t *call, void *host,
+                                           size_t device, const void *device_pointer, size_t bytes) {
+    return copy(executor, call, COPY_TO_HOST, device, (void *)device_pointer, host, bytes,
+                "uform_executor_copy_to_host");
+}
