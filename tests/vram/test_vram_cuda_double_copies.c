@@ -46,9 +46,10 @@ int main(void) {
     CHECK(host && back && check);
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
         size_t bytes = sizes[s];
+        void *slot0 = NULL;
+        CHECK_OK(uform_arena_allocate(arena, bytes, 256, &slot0));
         for (size_t device = 0; device < 2; device++) {
-            void *slot0 = NULL, *target = NULL;
-            CHECK_OK(uform_arena_allocate(arena, bytes, 256, &slot0));
+            void *target = NULL;
             CHECK_OK(uform_arena_device_pointer(arena, device, slot0, &target));
             fill(host, bytes, (unsigned)(s * 2 + device));
             CHECK_OK(uform_executor_copy_to_device(executor, NULL, device, target, host, bytes));
