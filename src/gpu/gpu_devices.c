@@ -1,6 +1,8 @@
 /* GPU discovery: NVIDIA devices from the run-time-loaded CUDA driver (src/gpu/cuda/cuda_loader.c),
- * in PCI bus order; AMD follows them once the HIP backend lands. The nearest NUMA node is read
- * through the hardware seam at every listing, so fixtures (and a moved seam) are honoured. */
+ * then AMD devices from the run-time-loaded HIP runtime (src/gpu/hip/hip_loader.c), each vendor in
+ * PCI bus order. The nearest NUMA node is read through the hardware seam at every listing, so
+ * fixtures (and a moved seam) are honoured. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,7 @@
 #include "core/error.h"
 #include "gpu/cuda/cuda_loader.h"
 #include "gpu/gpu_devices.h"
+#include "gpu/hip/hip_loader.h"
 #include "hardware/seam.h"
 #include "uform.h"
 
@@ -49,6 +52,22 @@ static void describe_cuda(const uform__cuda_device_t *device, uint32_t vendor_or
     out->compute_minor = device->compute_minor;
 }
 
+static void describe_hip(const uform__hip_device_t *device, uint32_t vendor_ordinal, uform__gpu_detail_t *out) {
+    memset(out, 0, sizeof *out);
+    out->device.vendor = UFORM_GPU_VENDOR_AMD;
+    out->device.vendor_ordinal = vendor_ordinal;
+    out->device.gpu_class = (uint32_t)uform__gpu_class_of_gcn_arch(device->arch);
+    out->device.compute_units = device->compute_units;
+    out->device.memory_bytes = device->memory_bytes;
+    memcpy(out->device.name, device->name, sizeof out->device.name);
+    snprintf(out->pci_address, sizeof out->pci_address, "%04x:%02x:%02x.%x", device->pci_domain & 0xFFFFu,
+             device->pci_bus & 0xFFu, device->pci_device & 0x1Fu, device->pci_function & 0x7u);
+    out->numa_node = nearest_node(out->pci_address);
+    /* HIP's own major.minor (9.4 for gfx942); the class comes from the architecture name. */
+    out->compute_major = device->major;
+    out->compute_minor = device->minor;
+}
+
 /* Both listings share this: validation, then the vendors in order. */
 static uform_status_t list(const char *verb, uform__gpu_detail_t *details, uform_gpu_device_t *devices,
                            size_t capacity, size_t *count) {
@@ -59,10 +78,16 @@ static uform_status_t list(const char *verb, uform__gpu_detail_t *details, uform
     const uform__cuda_t *cuda = NULL;
     uform_status_t status = uform__cuda_get(&cuda);
     if (status != UFORM_STATUS_OK) return status;
-    size_t total = cuda ? cuda->device_count : 0;
+    const uform__hip_t *hip = NULL;
+    status = uform__hip_get(&hip);
+    if (status != UFORM_STATUS_OK) return status;
+    size_t nvidia = cuda ? cuda->device_count : 0;
+    size_t amd = hip ? hip->device_count : 0;
+    size_t total = nvidia + amd;
     for (size_t i = 0; i < total && i < capacity; i++) {
         uform__gpu_detail_t detail;
-        describe_cuda(&cuda->devices[i], (uint32_t)i, &detail);
+        if (i < nvidia) describe_cuda(&cuda->devices[i], (uint32_t)i, &detail);
+        else describe_hip(&hip->devices[i - nvidia], (uint32_t)(i - nvidia), &detail);
         if (details) details[i] = detail;
         else devices[i] = detail.device;
     }
@@ -78,4 +103,16 @@ uform_status_t uform__gpu_details(uform__gpu_detail_t *details, size_t capacity,
     return list("uform__gpu_details", details, NULL, capacity, count);
 }
 
-const char *uform__gpu_note(void) { return uform__cuda_note(); }
+/* Both runtimes' notes, CUDA's first; each is fixed once its runtime has loaded. */
+static pthread_once_t note_once = PTHREAD_ONCE_INIT;
+static char note[1100];
+
+static void join_notes(void) {
+    const char *cuda = uform__cuda_note(), *hip = uform__hip_note();
+    snprintf(note, sizeof note, "%s%s%s", cuda, *cuda && *hip ? "; " : "", hip);
+}
+
+const char *uform__gpu_note(void) {
+    pthread_once(&note_once, join_notes);
+    return note;
+}

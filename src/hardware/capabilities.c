@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "gpu/cuda/cuda_loader.h"
+#include "gpu/hip/hip_loader.h"
 #include "hardware/caches.h"
 #include "hardware/cpu_class.h"
 #include "hardware/seam.h"
@@ -72,13 +73,15 @@
 /* The CUDA backend needs nothing at build time (it loads the driver through the platform's
  * dlopen seam), so every build carries it. */
 #define TOKEN_CUDA ",cuda"
+/* So does the HIP backend (libamdhip64.so, dlopen'ed likewise). */
+#define TOKEN_HIP ",hip"
 #if defined(__linux__)
 #define TOKEN_NUMA ",numa"
 #else
 #define TOKEN_NUMA ""
 #endif
 
-static const char compiled[] = "serial" TOKEN_INTEL_HASWELL TOKEN_INTEL_SIERRA TOKEN_INTEL_SKYLAKE TOKEN_INTEL_ICELAKE TOKEN_AMD_GENOA TOKEN_INTEL_SAPPHIRE TOKEN_INTEL_GRANITE TOKEN_INTEL_DIAMOND TOKEN_AWS_G2 TOKEN_APPLE_M2 TOKEN_AWS_G5 TOKEN_CUDA TOKEN_NUMA;
+static const char compiled[] = "serial" TOKEN_INTEL_HASWELL TOKEN_INTEL_SIERRA TOKEN_INTEL_SKYLAKE TOKEN_INTEL_ICELAKE TOKEN_AMD_GENOA TOKEN_INTEL_SAPPHIRE TOKEN_INTEL_GRANITE TOKEN_INTEL_DIAMOND TOKEN_AWS_G2 TOKEN_APPLE_M2 TOKEN_AWS_G5 TOKEN_CUDA TOKEN_HIP TOKEN_NUMA;
 
 const char *uform_capabilities_compiled(void) { return compiled; }
 
@@ -99,6 +102,11 @@ static bool machine_runs(const char *token) {
         /* Available means the driver loads and sees a device; a failing driver is not. */
         const uform__cuda_t *cuda = NULL;
         return uform__cuda_get(&cuda) == UFORM_STATUS_OK && cuda && cuda->device_count > 0;
+    }
+    if (strcmp(token, "hip") == 0) {
+        /* Likewise: the HIP runtime loads and sees a device. */
+        const uform__hip_t *hip = NULL;
+        return uform__hip_get(&hip) == UFORM_STATUS_OK && hip && hip->device_count > 0;
     }
     if (strcmp(token, "numa") == 0) {
         char text[256];

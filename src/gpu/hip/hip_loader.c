@@ -1,0 +1,230 @@
+/* Loading the HIP runtime at run time, once per process. Nothing here links against ROCm: the
+ * library is dlopen'ed, its entry points bound with dlsym by their exported names (HIP has no
+ * cuGetProcAddress; ROCm 6's versioned names such as hipGetDevicePropertiesR0600 are the ABI), and
+ * the devices read once into a snapshot that later calls only read. Mirrors cuda_loader.c. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/memory.h"
+#include "core/utf8.h"
+#include "gpu/hip/hip_loader.h"
+#include "platform/platform.h"
+
+/* ROCm installs the unversioned name with the runtime (libamdhip64.so -> .so.6 -> .so.6.x), and
+ * ld.so.conf.d/rocm lists its directory: the name ROCm's own tools dlopen. */
+#define DEFAULT_LIBRARY "libamdhip64.so"
+
+/* As in cuda_loader.c: the load runs under `lock`, and the fork handlers hold `lock` across
+ * fork(), so a child sees either a finished load or none. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t fork_handlers_once = PTHREAD_ONCE_INIT;
+static bool loaded;
+static uform_status_t load_status;
+static char load_message[512];
+static char note[512];
+static uform__hip_t hip;
+static bool hip_has_devices;
+
+static void before_fork(void) { pthread_mutex_lock(&lock); }
+static void after_fork(void) { pthread_mutex_unlock(&lock); }
+static void install_fork_handlers(void) { pthread_atfork(before_fork, after_fork, after_fork); }
+
+const char *uform__hip_error_name(const uform__hip_api_t *api, uform_hipError error, char *buffer, size_t capacity) {
+    const char *name = api && api->hipGetErrorName ? api->hipGetErrorName(error) : NULL;
+    if (name && *name) return name;
+    snprintf(buffer, capacity, "hipError_t %u", error);
+    return buffer;
+}
+
+uform_gpu_class_t uform__gpu_class_of_gcn_arch(const char *gcn_arch_name) {
+    if (!gcn_arch_name) return UFORM_GPU_CLASS_NONE;
+    size_t length = strcspn(gcn_arch_name, ":"); /* "gfx942:sramecc+:xnack-": the target features follow */
+    static const struct {
+        const char *arch;
+        uform_gpu_class_t gpu_class;
+    } classes[] = {
+        {"gfx942", UFORM_GPU_CLASS_AMD_CDNA3},
+        {"gfx950", UFORM_GPU_CLASS_AMD_CDNA4},
+        {"gfx1250", UFORM_GPU_CLASS_AMD_CDNA5},
+    };
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
+        if (strlen(classes[i].arch) == length && strncmp(gcn_arch_name, classes[i].arch, length) == 0)
+            return classes[i].gpu_class;
+    return UFORM_GPU_CLASS_NONE;
+}
+
+/* Records a failure as the process's answer. */
+UFORM_PRINTF_(2, 3) static uform_status_t fail_load(uform_status_t status, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(load_message, sizeof load_message, format, args);
+    va_end(args);
+    snprintf(note, sizeof note, "%s", load_message);
+    return status;
+}
+
+/* Binds every entry point; UNSUPPORTED names the first one the runtime lacks. dlsym may answer
+ * NULL without an error (a symbol whose value is NULL), so the message says which. */
+static uform_status_t bind(void *library, const char *path) {
+#define BIND_(field, symbol, type)                                                                 \
+    {                                                                                              \
+        void *pointer = uform__library_symbol(library, symbol);                                    \
+        if (!pointer)                                                                              \
+            return fail_load(UFORM_STATUS_UNSUPPORTED, "the HIP runtime %s lacks %s (ROCm 6 ABI): dlsym: %s", \
+                             path, symbol, uform__library_error());                                      \
+        hip.api.field = (type)pointer;                                                             \
+    }
+    UFORM_HIP_ENTRY_POINTS(BIND_)
+#undef BIND_
+    return UFORM_STATUS_OK;
+}
+
+/* A runtime call that must succeed while reading the devices; DEVICE_FAULT names it. */
+#define QUERY_(call, what, ordinal)                                                                \
+    do {                                                                                           \
+        uform_hipError result_ = (call);                                                           \
+        if (result_ != UFORM_HIP_SUCCESS) {                                                        \
+            char buffer_[32];                                                                      \
+            return fail_load(UFORM_STATUS_DEVICE_FAULT, "%s for HIP device %d: %s", what, ordinal, \
+                             uform__hip_error_name(&hip.api, result_, buffer_, sizeof buffer_));   \
+        }                                                                                          \
+    } while (0)
+
+static uform_status_t read_device(int ordinal, uform__hip_device_t *device) {
+    const uform__hip_api_t *api = &hip.api;
+    /* 1472 bytes: on the heap rather than the caller's stack. */
+    uform_hipDeviceProp_R0600 *properties = uform__allocate_zeroed(1, sizeof *properties);
+    if (!properties) return fail_load(UFORM_STATUS_OUT_OF_MEMORY, "no memory for HIP device %d's properties", ordinal);
+    uform_hipError result = api->hipGetDevicePropertiesR0600(properties, ordinal);
+    if (result != UFORM_HIP_SUCCESS) {
+        uform__deallocate(properties);
+        char buffer[32];
+        return fail_load(UFORM_STATUS_DEVICE_FAULT, "hipGetDevicePropertiesR0600 for HIP device %d: %s", ordinal,
+                         uform__hip_error_name(api, result, buffer, sizeof buffer));
+    }
+    device->handle = ordinal;
+    /* The runtime's strings are terminated within their arrays; terminate anyway. */
+    properties->name[sizeof properties->name - 1] = '\0';
+    properties->gcnArchName[sizeof properties->gcnArchName - 1] = '\0';
+    snprintf(device->name, sizeof device->name, "%s", properties->name);
+    uform__utf8_cut(device->name, sizeof device->name);
+    size_t arch_length = strnlen(properties->gcnArchName, sizeof device->arch - 1); /* ASCII: cut anywhere */
+    memcpy(device->arch, properties->gcnArchName, arch_length);
+    device->arch[arch_length] = '\0';
+    device->memory_bytes = properties->totalGlobalMem;
+    device->compute_units = properties->multiProcessorCount > 0 ? (uint32_t)properties->multiProcessorCount : 0;
+    device->major = properties->major;
+    device->minor = properties->minor;
+    device->pci_domain = (uint32_t)properties->pciDomainID;
+    device->pci_bus = (uint32_t)properties->pciBusID;
+    device->pci_device = (uint32_t)properties->pciDeviceID;
+    device->pci_function = 0;
+    uform__deallocate(properties);
+    /* The bus id string carries the function number the properties lack (a virtual function of
+     * an SR-IOV GPU is not function 0); the properties stand where it does not parse. */
+    char bus_id[64] = {0};
+    QUERY_(api->hipDeviceGetPCIBusId(bus_id, (int)sizeof bus_id, ordinal), "hipDeviceGetPCIBusId", ordinal);
+    unsigned domain, bus, slot, function;
+    if (sscanf(bus_id, "%x:%x:%x.%x", &domain, &bus, &slot, &function) == 4) {
+        device->pci_domain = domain;
+        device->pci_bus = bus;
+        device->pci_device = slot;
+        device->pci_function = function;
+    }
+    return UFORM_STATUS_OK;
+}
+
+static int pci_order(const void *a, const void *b) {
+    const uform__hip_device_t *x = a, *y = b;
+    uint32_t kx[4] = {x->pci_domain, x->pci_bus, x->pci_device, x->pci_function};
+    uint32_t ky[4] = {y->pci_domain, y->pci_bus, y->pci_device, y->pci_function};
+    for (int i = 0; i < 4; i++)
+        if (kx[i] != ky[i]) return kx[i] < ky[i] ? -1 : 1;
+    return x->handle < y->handle ? -1 : x->handle > y->handle;
+}
+
+static uform_status_t load(void) {
+    /* The library name is read once, with the load; later changes are not seen. */
+    const char *path = getenv("UFORM_HIP_LIBRARY");
+    if (!path || !*path) path = DEFAULT_LIBRARY;
+    /* Kept for messages after the environment may have changed: for the process's life. */
+    char *path_copy = strdup(path);
+    if (!path_copy) return fail_load(UFORM_STATUS_OUT_OF_MEMORY, "no memory for the HIP library's name");
+    path = hip.path = path_copy;
+    void *library = uform__library_open(path);
+    if (!library) {
+        snprintf(note, sizeof note, "no HIP runtime: %s", uform__library_error());
+        return UFORM_STATUS_OK;
+    }
+    /* Stays loaded for the process's life, as the CUDA driver does. */
+    hip.library = library;
+    uform_status_t status = bind(library, path);
+    if (status != UFORM_STATUS_OK) return status;
+    char buffer[32];
+    hip.fork_generation = uform__fork_generation();
+    uform_hipError result = hip.api.hipInit(0);
+    /* A machine with ROCm's user space but no usable GPU (no /dev/kfd, or no access to it) has
+     * hipInit answer hipErrorNoDevice, or hipErrorInvalidDevice in the releases of ROCm/hip#3464
+     * (ROCm/ROCm#3071): zero devices either way, never an error. */
+    if (result == UFORM_HIP_ERROR_NO_DEVICE || result == UFORM_HIP_ERROR_INVALID_DEVICE) {
+        snprintf(note, sizeof note, "the HIP runtime %s sees no device (hipInit: %s)", path,
+                 uform__hip_error_name(&hip.api, result, buffer, sizeof buffer));
+        return UFORM_STATUS_OK;
+    }
+    if (result != UFORM_HIP_SUCCESS)
+        return fail_load(UFORM_STATUS_DEVICE_FAULT, "hipInit of the HIP runtime %s failed: %s", path,
+                         uform__hip_error_name(&hip.api, result, buffer, sizeof buffer));
+    int count = 0;
+    result = hip.api.hipGetDeviceCount(&count);
+    /* hip_runtime_api.h: hipGetDeviceCount answers hipErrorNoDevice when it finds none. */
+    if (result == UFORM_HIP_ERROR_NO_DEVICE || (result == UFORM_HIP_SUCCESS && count <= 0)) {
+        snprintf(note, sizeof note, "the HIP runtime %s sees no device", path);
+        return UFORM_STATUS_OK;
+    }
+    if (result != UFORM_HIP_SUCCESS)
+        return fail_load(UFORM_STATUS_DEVICE_FAULT, "hipGetDeviceCount: %s",
+                         uform__hip_error_name(&hip.api, result, buffer, sizeof buffer));
+    uform__hip_device_t *devices = uform__allocate_zeroed((size_t)count, sizeof *devices);
+    if (!devices) return fail_load(UFORM_STATUS_OUT_OF_MEMORY, "no memory for %d HIP devices", count);
+    for (int i = 0; i < count; i++) {
+        status = read_device(i, &devices[i]);
+        if (status != UFORM_STATUS_OK) {
+            uform__deallocate(devices);
+            return status;
+        }
+    }
+    /* rocm-smi's order, whatever HIP_VISIBLE_DEVICES made the runtime's ids. */
+    qsort(devices, (size_t)count, sizeof *devices, pci_order);
+    hip.devices = devices;
+    hip.device_count = (size_t)count;
+    hip_has_devices = true;
+    return UFORM_STATUS_OK;
+}
+
+uform_status_t uform__hip_get(const uform__hip_t **out) {
+    if (!out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform__hip_get: output is NULL");
+    *out = NULL;
+    pthread_once(&fork_handlers_once, install_fork_handlers);
+    pthread_mutex_lock(&lock);
+    if (!loaded) {
+        load_status = load();
+        if (load_status != UFORM_STATUS_OK) memset(&hip.api, 0, sizeof hip.api);
+        loaded = true;
+    }
+    uform_status_t status = load_status;
+    if (status == UFORM_STATUS_OK && hip_has_devices) *out = &hip;
+    pthread_mutex_unlock(&lock);
+    if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", load_message);
+    return UFORM_STATUS_OK;
+}
+
+const char *uform__hip_note(void) {
+    const uform__hip_t *ignored;
+    uform__hip_get(&ignored);
+    return note;
+}

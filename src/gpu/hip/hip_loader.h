@@ -1,0 +1,66 @@
+/* Internal: the HIP runtime, loaded at run time. One load per process: dlopen of libamdhip64.so
+ * (or the library UFORM_HIP_LIBRARY names), every entry point of UFORM_HIP_ENTRY_POINTS bound with
+ * dlsym, hipInit(0), and a snapshot of the devices in PCI bus order. The backend code calls the
+ * runtime only through `api` (and the execution entry points hip_backend.c binds from `library`). */
+#ifndef UFORM_GPU_HIP_LOADER_H
+#define UFORM_GPU_HIP_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpu/hip/hip_abi.h"
+#include "uform/hardware.h"
+#include "uform/status.h"
+
+/** The bound entry points, one field per UFORM_HIP_ENTRY_POINTS row. */
+typedef struct uform__hip_api_t {
+#define UFORM_HIP_API_FIELD_(field, symbol, type) type field;
+    UFORM_HIP_ENTRY_POINTS(UFORM_HIP_API_FIELD_)
+#undef UFORM_HIP_API_FIELD_
+} uform__hip_api_t;
+
+/** Capacity of a device's gcnArchName copy ("gfx942:sramecc+:xnack-"), terminator included. */
+#define UFORM_HIP_ARCH_CAPACITY 64
+
+/** One device as the runtime describes it at load time. */
+typedef struct uform__hip_device_t {
+    int handle;                   /**< the runtime's device id (HIP_VISIBLE_DEVICES order), for later calls */
+    int32_t major, minor;         /**< hipDeviceProp_t's major.minor (9.4 for gfx942) */
+    uint32_t compute_units;       /**< multiProcessorCount */
+    uint64_t memory_bytes;        /**< totalGlobalMem */
+    uint32_t pci_domain, pci_bus, pci_device, pci_function;
+    char arch[UFORM_HIP_ARCH_CAPACITY];   /**< gcnArchName, cut to the capacity */
+    char name[UFORM_GPU_NAME_CAPACITY];   /**< valid UTF-8, cut at a character boundary */
+} uform__hip_device_t;
+
+typedef struct uform__hip_t {
+    uform__hip_api_t api;
+    void *library;            /**< the dlopen handle, kept for the process's life */
+    const char *path;         /**< the library's name as opened */
+    uint32_t fork_generation; /**< the process generation that called hipInit */
+    size_t device_count;
+    const uform__hip_device_t *devices; /**< PCI bus order (domain, bus, device, function) */
+} uform__hip_t;
+
+/**
+ * The loaded runtime, loading it on the first call (thread-safe; later calls only read). No HIP
+ * library, or a runtime that sees no device, is OK with `*hip` NULL: zero devices. A runtime
+ * lacking an entry point is UNSUPPORTED naming it; a failing hipInit or device query is
+ * DEVICE_FAULT with the runtime's error name. A failure is the process's answer from then on
+ * (same status, same message). A child forked after the load keeps the parent's snapshot and
+ * must not call the runtime (check `fork_generation`); one forked before loads afresh.
+ */
+uform_status_t uform__hip_get(const uform__hip_t **hip);
+
+/** Why there are no HIP devices, in words ("no HIP runtime: libamdhip64.so: cannot open ..."); "" when there are. */
+const char *uform__hip_note(void);
+
+/** The runtime's name for `error` ("hipErrorOutOfMemory"), or "hipError_t <n>" in `buffer` (at
+ *  least 32 bytes) when there is no runtime to ask. */
+const char *uform__hip_error_name(const uform__hip_api_t *api, uform_hipError error, char *buffer, size_t capacity);
+
+/** SPEC.md section 4: the class of an AMD GPU from its gcnArchName ("gfx942:sramecc+:xnack-" is
+ *  amd_cdna3); features after ':' are ignored; an unknown architecture has no class. */
+uform_gpu_class_t uform__gpu_class_of_gcn_arch(const char *gcn_arch_name);
+
+#endif
