@@ -52,6 +52,10 @@ int uform_bench_main(int argc, char **argv) {
         if (o.parts & (BENCH_PART_TABLE | BENCH_PART_EXECUTORS)) printf("\n");
         failed |= bench_threads_run(&o, self_argv);
     }
+    if (o.parts & BENCH_PART_STAGING) {
+        if (o.parts & (BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_THREADS)) printf("\n");
+        failed |= bench_staging_run(&o);
+    }
     free(self_argv);
     return failed ? 1 : 0;
 }

@@ -22,4 +22,7 @@ int bench_threads_child(options_t const *o, char const *spec);
 int bench_executors_run(options_t const *o, char **self_argv);
 int bench_executors_child(options_t const *o, char const *spec);
 
+/* staging.c: GPU copies through uform's staging beside the driver's raw copies (in-process). */
+int bench_staging_run(options_t const *o);
+
 #endif /* UFORM_BENCH_MODES_H */

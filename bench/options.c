@@ -12,10 +12,13 @@ void bench_print_usage(FILE *out, char const *program) {
             "usage: %s [--quick | --full] [--table] [--executors] [--threads] [options]\n"
             "Measures uform's host executor beside OpenMP, pthreadpool, oneTBB and a serial loop;\n"
             "prints Markdown tables on stdout, progress on stderr. Timings never fail the run.\n"
-            "Parts (default: --table and --executors):\n"
+            "Parts (default: --table, --executors and --staging):\n"
             "  --table            fork-join, wake after idle, reduction and idle cost, side by side\n"
             "  --executors        1, 2 and 4 uform executors driven at once from their own threads,\n"
             "                     beside the same total work on one executor\n"
+            "  --staging          GPU copies of pageable memory through uform's pinned staging beside the\n"
+            "                     driver's raw copies from pinned and from pageable memory (says so when\n"
+            "                     there is no GPU); --staging-mib N (default 1024), --staging-reps N\n"
             "  --threads          fork-join cost from 1 thread to 4x the cores (1, 2, 4, ...),\n"
             "                     empty and with a little work, uform beside the peers\n"
             "Options:\n"
@@ -68,6 +71,8 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
     o->short_idle = 100e-6;
     o->idle_seconds = quick ? 0.25 : 1.0;
     o->timeout = 120;
+    o->staging_mib = quick ? 256 : 1024;
+    o->staging_reps = quick ? 3 : 5;
     for (int i = 1; i < argc; i++) {
         char const *a = argv[i];
         char const *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -75,6 +80,10 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return 3;
         if (strcmp(a, "--table") == 0) {
             o->parts |= BENCH_PART_TABLE;
+            continue;
+        }
+        if (strcmp(a, "--staging") == 0) {
+            o->parts |= BENCH_PART_STAGING;
             continue;
         }
         if (strcmp(a, "--executors") == 0) {
@@ -90,7 +99,7 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         static char const *const valued[] = {"--rounds", "--warmup",       "--duration", "--reduce-mib",
                                              "--passes", "--wake-samples", "--wake-idle-ms", "--short-idle-us",
                                              "--idle",   "--timeout",      "--peers",    "--counts", "--threads",
-                                             NULL};
+                                             "--staging-mib", "--staging-reps", NULL};
         int known = 0;
         for (size_t k = 0; valued[k]; k++)
             if (strcmp(a, valued[k]) == 0) known = 1;
@@ -114,11 +123,14 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         else if (strcmp(a, "--idle") == 0) o->idle_seconds = atof(v);
         else if (strcmp(a, "--timeout") == 0) o->timeout = atof(v);
         else if (strcmp(a, "--peers") == 0) o->peers = v;
+        else if (strcmp(a, "--staging-mib") == 0) o->staging_mib = (size_t)atol(v);
+        else if (strcmp(a, "--staging-reps") == 0) o->staging_reps = atoi(v);
         else if (parse_counts(v, o)) return 2;
     }
-    if (!o->parts) o->parts = BENCH_PART_TABLE | BENCH_PART_EXECUTORS;
+    if (!o->parts) o->parts = BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_STAGING;
     if (o->rounds < 1 || o->rounds > 64 || o->duration <= 0 || o->warmup < 0 || !o->reduce_mib || o->passes < 1 ||
-        o->wake_samples < 1 || o->wake_idle < 0 || o->short_idle < 0 || o->idle_seconds <= 0 || o->timeout <= 0) {
+        o->wake_samples < 1 || o->wake_idle < 0 || o->short_idle < 0 || o->idle_seconds <= 0 || o->timeout <= 0 ||
+        !o->staging_mib || o->staging_mib > 65536 || o->staging_reps < 1 || o->staging_reps > 100) {
         fprintf(stderr, "uform bench: an option is out of range\n");
         return 2;
     }

@@ -14,7 +14,8 @@
 typedef enum bench_part_t {
     BENCH_PART_TABLE = 1,     /* the side-by-side table (fork-join, wake, reduction, idle) */
     BENCH_PART_EXECUTORS = 2, /* many uform executors in one process */
-    BENCH_PART_THREADS = 4    /* fork-join cost from 1 thread to 4x the cores */
+    BENCH_PART_THREADS = 4,   /* fork-join cost from 1 thread to 4x the cores */
+    BENCH_PART_STAGING = 8    /* GPU copies: uform's staging beside the driver's raw copies */
 } bench_part_t;
 
 typedef struct options_t {
@@ -33,6 +34,8 @@ typedef struct options_t {
     size_t threads[BENCH_MAX_THREAD_COUNTS]; /* --counts; threads_count 0: each part's default */
     size_t threads_count;
     const char *peers; /* comma-separated names, NULL = all */
+    size_t staging_mib; /* MiB per staged copy */
+    int staging_reps;   /* timed copies per figure (best taken) */
 } options_t;
 
 /** 0: parsed; 2: usage error (message printed); 3: --help. */

@@ -9,6 +9,7 @@
 #include "core/memory.h"
 #include "gpu/gpu_devices.h"
 #include "gpu/vram_internal.h"
+#include "hardware/topology.h"
 
 static const char verb_create[] = "uform_executor_for_vram";
 
@@ -44,14 +45,19 @@ static size_t chunk_bytes(void) {
     return UFORM_STAGING_CHUNK_DEFAULT;
 }
 
-/* The NUMA nodes nearest the devices, each once; none when the platform does not say. */
-static size_t nearest_nodes(const uform__gpu_detail_t *details, size_t count, int32_t *nodes) {
+size_t uform__vram_decoder_domains(const uform__gpu_detail_t *details, size_t count, int32_t *nodes) {
+    const uform__topology_t *topology = NULL;
+    if (uform__topology_get(&topology) != UFORM_STATUS_OK) return 0;
     size_t found = 0;
     for (size_t i = 0; i < count; i++) {
         int32_t node = details[i].numa_node;
         if (node < 0) continue;
         bool seen = false;
         for (size_t j = 0; j < found; j++) seen |= nodes[j] == node;
+        const uform__node_t *known = uform__topology_node(topology, node);
+        /* A node the GPU sits on but no CPU of ours does (its HBM exposed as memory, a
+         * restricted cpuset): such a node cannot host decoders, so it counts as unknown. */
+        if (!known || !known->cpu_count) return 0;
         if (!seen) nodes[found++] = node;
     }
     return found;
@@ -163,11 +169,8 @@ uform_status_t uform_executor_for_vram(const int32_t *devices, size_t devices_co
     const int32_t *domains = memory_domains;
     size_t domain_count = memory_domains_count;
     if (!domain_count) {
-        domain_count = nearest_nodes(picked, chosen_count, nodes);
+        domain_count = uform__vram_decoder_domains(picked, chosen_count, nodes);
         domains = nodes;
-        if (domain_count && uform__validate_ram_arguments(domains, domain_count, cpu_class, deferred_limit, verb,
-                                                          &topology) != UFORM_STATUS_OK)
-            domain_count = 0; /* a CPU-less or unknown node (a Grace-Hopper's HBM node): every node then */
     }
     status = uform__executor_create(domains, domain_count, cpu_class, 0, deferred_limit, verb, &executor);
     if (status != UFORM_STATUS_OK) goto done;

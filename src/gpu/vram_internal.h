@@ -28,6 +28,14 @@ typedef struct uform__vram_t {
 /** Marks the executor faulted (first message wins) when `device` saw a sticky error. */
 void uform__vram_note_fault(uform_executor_t *executor, const uform__gpu_device_t *device);
 
+/* vram_executor.c */
+struct uform__gpu_detail_t;
+/** The host decoders' NUMA nodes when none are named: those nearest the devices, each once, in
+ *  device order, skipping devices whose node the platform does not say. 0 (every node) when no
+ *  device's node is known, or when one is a node without a CPU this process may use (a
+ *  Grace-Hopper's HBM node, a restricted cpuset). `nodes` holds `count` entries. */
+size_t uform__vram_decoder_domains(const struct uform__gpu_detail_t *details, size_t count, int32_t *nodes);
+
 /* vram_memory.c: high-water buffers */
 /** Grows the device's scratch to at least `bytes` (within scratch_limit), waiting for its stream
  *  before the old buffer goes. */
