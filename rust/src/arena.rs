@@ -55,7 +55,8 @@ impl Arena {
     ///
     /// # Errors
     /// [`Status::InvalidArgument`] for zero `capacity`; [`Status::OutOfMemory`] when the
-    /// memory cannot be had; [`Status::DeviceFault`] for an executor whose device faulted;
+    /// memory cannot be had (naming the driver's error for device memory);
+    /// [`Status::DeviceFault`] for an executor whose device faulted;
     /// [`Status::Forked`] for an executor inherited across `fork()`; [`Status::Mismatch`] for
     /// a linked `libuform` of another version, as [`Executor::for_ram`].
     pub fn new_in(executor: &Executor, capacity: usize) -> Result<Arena> {

@@ -95,7 +95,9 @@ impl DeviceSlot {
 
     /// At least `bytes` of pinned host memory for this device, grown to a high-water mark and
     /// kept until the executor is dropped, as [`device_scratch`](Self::device_scratch). The
-    /// executor's staged copies use the same buffers between calls, never during one.
+    /// executor's staged copies use the same buffers between calls, never during one: what the
+    /// function leaves there does not survive the next copy, and a copy needing more staging
+    /// replaces the buffer, invalidating the pointer.
     ///
     /// Calls `uform_executor_staging`.
     ///
@@ -157,11 +159,13 @@ unsafe extern "C" fn device_trampoline<F: Fn(&DeviceSlot) -> Result<()> + Sync>(
 
 impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
     /// Runs `function(slot)` once for every device of a VRAM executor, in parallel on the host
-    /// threads (device `d` on thread `d % threads`), with that device's context current. The
-    /// function may enqueue any work on [`slot.stream()`](DeviceSlot::stream) (its own
-    /// kernels, cuBLAS, a framework's external-stream wrapper); the call returns only once every
-    /// function returned and every device's stream has drained what was enqueued. Progress
-    /// counts devices finished.
+    /// threads (devices split over them as [`On::for_n`] splits tasks;
+    /// [`slot.thread()`](DeviceSlot::thread) says which), with that device's context current on
+    /// the thread running it (and left current there afterwards, as CUDA runtimes do). The
+    /// function may enqueue any work on [`slot.stream()`](DeviceSlot::stream) (its own kernels,
+    /// cuBLAS, a framework's external-stream wrapper); the call returns only once every function
+    /// returned and every device's stream has drained what was enqueued, whatever the functions
+    /// returned. Progress counts devices finished.
     ///
     /// ```
     /// # fn main() -> uform::Result<()> {
@@ -197,10 +201,12 @@ impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
     }
 
     /// Copies `host` to `device_pointer` on the executor's device `device`. Pageable memory is
-    /// staged through the executor's pinned buffers in chunks, double-buffered so the host-side
-    /// copy of one chunk (spread over the host threads) overlaps the DMA of the last; memory
-    /// already pinned or registered with the driver goes straight. Progress counts bytes
-    /// copied. An empty `host` does nothing.
+    /// staged through the executor's pinned buffers in chunks (8 MiB, or
+    /// `UFORM_STAGING_CHUNK_BYTES`), double-buffered so the host-side copy of one chunk (spread
+    /// over the host threads from 1 MiB up) overlaps the DMA of the other; memory already pinned
+    /// or registered with the driver over the whole range goes straight. One copy uses one
+    /// device; copies to several devices are several calls (deferred, they queue in submission
+    /// order). Progress counts bytes copied. An empty `host` does nothing.
     ///
     /// Calls `uform_executor_copy_to_device`.
     ///
