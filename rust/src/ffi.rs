@@ -48,6 +48,11 @@ pub struct uform_executor_t {
 pub struct uform_deferred_t {
     _opaque: [u8; 0],
 }
+/// Opaque `uform_arena_t`.
+#[repr(C)]
+pub struct uform_arena_t {
+    _opaque: [u8; 0],
+}
 /// Opaque `uform_mesh_t`.
 #[repr(C)]
 pub struct uform_mesh_t {
@@ -104,6 +109,23 @@ pub struct uform_mesh_description_t {
     pub multimem_tier: u32,
     pub gpu_class: u32,
 }
+
+/// `uform_device_slot_t`: one device of a VRAM executor, as a device function is given it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct uform_device_slot_t {
+    pub device: usize,
+    pub ordinal: i32,
+    pub vendor: u32,
+    pub native_device: i32,
+    pub native_context: *mut c_void,
+    pub stream: *mut c_void,
+    pub thread: usize,
+}
+
+/// `uform_device_function_t`.
+pub type uform_device_function_t =
+    Option<unsafe extern "C" fn(context: *mut c_void, device: *const uform_device_slot_t) -> uform_status_t>;
 
 /// `uform_task_t`.
 pub type uform_task_t =
@@ -227,6 +249,65 @@ extern "C" {
     ) -> uform_status_t;
     pub fn uform_deferred_free(deferred: *mut uform_deferred_t);
 
+    pub fn uform_arena_new_in(
+        executor: *mut uform_executor_t,
+        capacity: usize,
+        arena: *mut *mut uform_arena_t,
+    ) -> uform_status_t;
+    pub fn uform_arena_allocate(
+        arena: *mut uform_arena_t,
+        bytes: usize,
+        alignment: usize,
+        pointer: *mut *mut c_void,
+    ) -> uform_status_t;
+    pub fn uform_arena_usage(arena: *const uform_arena_t, used: *mut usize, capacity: *mut usize) -> uform_status_t;
+    pub fn uform_arena_free(arena: *mut uform_arena_t);
+
+    // uform/vram.h
+    pub fn uform_executor_devices(executor: *const uform_executor_t) -> usize;
+    pub fn uform_executor_gpu_class(executor: *const uform_executor_t) -> uform_gpu_class_t;
+    pub fn uform_executor_for_devices(
+        executor: *mut uform_executor_t,
+        call: *const uform_call_t,
+        function: uform_device_function_t,
+        context: *mut c_void,
+    ) -> uform_status_t;
+    pub fn uform_executor_copy_to_device(
+        executor: *mut uform_executor_t,
+        call: *const uform_call_t,
+        device: usize,
+        device_pointer: *mut c_void,
+        host: *const c_void,
+        bytes: usize,
+    ) -> uform_status_t;
+    pub fn uform_executor_copy_to_host(
+        executor: *mut uform_executor_t,
+        call: *const uform_call_t,
+        host: *mut c_void,
+        device: usize,
+        device_pointer: *const c_void,
+        bytes: usize,
+    ) -> uform_status_t;
+    pub fn uform_executor_device_scratch(
+        executor: *mut uform_executor_t,
+        device: usize,
+        bytes: usize,
+        scratch: *mut *mut c_void,
+    ) -> uform_status_t;
+    pub fn uform_executor_staging(
+        executor: *mut uform_executor_t,
+        device: usize,
+        bytes: usize,
+        staging: *mut *mut c_void,
+    ) -> uform_status_t;
+    pub fn uform_arena_devices(arena: *const uform_arena_t) -> usize;
+    pub fn uform_arena_device_pointer(
+        arena: *const uform_arena_t,
+        device: usize,
+        pointer: *const c_void,
+        device_pointer: *mut *mut c_void,
+    ) -> uform_status_t;
+
     // uform/mesh.h
     pub fn uform_mesh_bootstrap(
         executor: *mut uform_executor_t,
@@ -247,6 +328,7 @@ const _: () = {
     assert!(std::mem::size_of::<uform_mesh_options_t>() == 56);
     assert!(std::mem::size_of::<uform_mesh_description_t>() == 48);
     assert!(std::mem::size_of::<uform_call_t>() == 32);
+    assert!(std::mem::size_of::<uform_device_slot_t>() == 48);
 };
 
 /// Checks these declarations against the C compiler's reading of the real header, by compiling
@@ -353,6 +435,7 @@ mod layout {
             gpu_class,
         });
         check_struct!(uform_call_t { struct_size, deferred, progress, progress_context });
+        check_struct!(uform_device_slot_t { device, ordinal, vendor, native_device, native_context, stream, thread });
     }
 
     #[test]

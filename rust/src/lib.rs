@@ -55,11 +55,15 @@ use std::sync::OnceLock;
 
 #[macro_use]
 mod types;
+mod arena;
 mod ffi;
 mod train;
+mod vram;
 
+pub use arena::Arena;
 pub use train::{Mesh, MeshDescription, MeshOptions, MultimemTier};
 pub use types::{CPUClass, Deferred, Executor, GPUClass, GPUDevice, GPUVendor, Later, Mood, Now, On, Status};
+pub use vram::{DeferredCopy, DeviceSlot};
 
 /// What every fallible call of this crate answers.
 pub type Result<T> = std::result::Result<T, Error>;

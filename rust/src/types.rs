@@ -383,9 +383,12 @@ impl fmt::Debug for GPUDevice {
 /// Calls on one executor run in submission order, so threads wanting to overlap take one
 /// apiece; it is `Send` but not `Sync`. Every constructor takes a `deferred_limit` sizing its
 /// table of deferred calls, where zero takes the default (64); a deferred submission finding
-/// the table full fails with [`Status::Contended`].
+/// the table full fails with [`Status::Contended`]. [`Arena::new_in`](crate::Arena::new_in)
+/// places an arena where it computes: a host arena may outlive it, while a GPU arena holds it
+/// until the arena drops.
 ///
-/// Mirrors `uform_executor_t`; dropping it calls `uform_executor_free`, which drains it.
+/// Mirrors `uform_executor_t`; dropping it calls `uform_executor_free`, which drains it, unless
+/// a GPU arena it made still holds it, which then does so on its own drop.
 /// Dropped inside one of its own callbacks (a deferred closure taking it out of a `Mutex`),
 /// where draining would wait for the very call dropping it, it closes on another thread
 /// instead, once that call and every call queued behind it have ended.
@@ -582,6 +585,24 @@ impl Executor {
         unsafe { ffi::uform_executor_threads(self.raw) }
     }
 
+    /// The class its device calls dispatch as: the pin, or the devices' common class (NVIDIA
+    /// devices of several classes share [`GPUClass::NvidiaAmpere`], the floor they all run);
+    /// `None` for the null executor, RAM executors and devices without a common class.
+    ///
+    /// Calls `uform_executor_gpu_class`.
+    pub fn gpu_class(&self) -> Option<GPUClass> {
+        // SAFETY: `raw` is NULL or a live executor this value owns.
+        GPUClass::from_raw(unsafe { ffi::uform_executor_gpu_class(self.raw) })
+    }
+
+    /// Devices it drives: 0 for the null executor and RAM executors.
+    ///
+    /// Calls `uform_executor_devices`.
+    pub fn devices(&self) -> usize {
+        // SAFETY: `raw` is NULL or a live executor this value owns.
+        unsafe { ffi::uform_executor_devices(self.raw) }
+    }
+
     /// The class its calls dispatch as: the pin, or the CPU's own.
     pub fn cpu_class(&self) -> Option<CPUClass> {
         // SAFETY: `raw` is NULL or a live executor this value owns.
@@ -648,7 +669,12 @@ impl fmt::Debug for Executor {
         if self.raw.is_null() {
             return f.write_str("Executor(null)");
         }
-        f.debug_struct("Executor").field("threads", &self.threads()).field("cpu_class", &self.cpu_class()).finish()
+        let mut debug = f.debug_struct("Executor");
+        debug.field("threads", &self.threads()).field("cpu_class", &self.cpu_class());
+        if self.devices() > 0 {
+            debug.field("devices", &self.devices()).field("gpu_class", &self.gpu_class());
+        }
+        debug.finish()
     }
 }
 
@@ -755,9 +781,10 @@ impl<M, P> fmt::Debug for On<'_, M, P> {
     }
 }
 
-/// The first panic a call's closures raised, kept for the error the call answers.
+/// The first failure a call's closures raised (a panic, or an error a device function returned),
+/// kept for the error the call answers.
 #[derive(Default)]
-struct Failure(Mutex<Option<String>>);
+pub(crate) struct Failure(Mutex<Option<Error>>);
 
 impl Failure {
     fn record(&self, payload: Box<dyn std::any::Any + Send>) {
@@ -769,11 +796,16 @@ impl Failure {
             "a closure panicked with a non-string payload".to_string()
         };
         drop_payload(payload);
-        let mut slot = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        slot.get_or_insert(message);
+        self.record_error(Error::new(Status::CallbackFailed, message));
     }
 
-    fn message(&self) -> Option<String> {
+    /// Keeps `error` unless an earlier failure is kept already.
+    fn record_error(&self, error: Error) {
+        let mut slot = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        slot.get_or_insert(error);
+    }
+
+    pub(crate) fn error(&self) -> Option<Error> {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 }
@@ -790,14 +822,39 @@ fn drop_payload(payload: Box<dyn std::any::Any + Send>) {
 }
 
 /// A closure handed to C as `context`, with the slot its panic lands in.
-struct Context<F> {
-    body: F,
-    failure: Failure,
+pub(crate) struct Context<F> {
+    pub(crate) body: F,
+    pub(crate) failure: Failure,
 }
 
 impl<F> Context<F> {
-    fn new(body: F) -> Self {
+    pub(crate) fn new(body: F) -> Self {
         Self { body, failure: Failure::default() }
+    }
+
+    /// Runs `call` on the body and answers its status: an error it returns is kept and its
+    /// status fails the call; a panic is kept and becomes CALLBACK_FAILED.
+    pub(crate) fn guard_result(&self, call: impl FnOnce(&F) -> Result<()>) -> ffi::uform_status_t {
+        match catch_unwind(AssertUnwindSafe(|| call(&self.body))) {
+            Ok(Ok(())) => ffi::UFORM_STATUS_OK,
+            Ok(Err(error)) => {
+                // An error claiming success must still fail the call, as a callback failure.
+                let error = match error.status() {
+                    Status::Ok => Error::new(
+                        Status::CallbackFailed,
+                        format!("a closure failed with an error of status Ok: {}", error.message()),
+                    ),
+                    _ => error,
+                };
+                let raw = error.status().to_raw();
+                self.failure.record_error(error);
+                raw
+            }
+            Err(payload) => {
+                self.failure.record(payload);
+                ffi::UFORM_STATUS_CALLBACK_FAILED
+            }
+        }
     }
 
     /// Runs `call` on the body; a panic is recorded and becomes CALLBACK_FAILED.
@@ -813,13 +870,13 @@ impl<F> Context<F> {
 }
 
 /// What a deferred call keeps alive: a boxed [`Context`] whatever its closure.
-trait Captured: Send + Sync {
-    fn failure(&self) -> Option<String>;
+pub(crate) trait Captured: Send + Sync {
+    fn failure(&self) -> Option<Error>;
 }
 
 impl<F: Send + Sync> Captured for Context<F> {
-    fn failure(&self) -> Option<String> {
-        self.failure.message()
+    fn failure(&self) -> Option<Error> {
+        self.failure.error()
     }
 }
 
@@ -911,19 +968,36 @@ unsafe fn submit_for_slices<F: Fn(Range<usize>, usize) + Sync>(
     unsafe { ffi::uform_executor_for_slices(executor, call, n, Some(slice_trampoline::<F>), context) }
 }
 
-/// The error a finished call answers, preferring a closure's panic over C's generic detail.
-fn outcome(raw: ffi::uform_status_t, task: Option<String>, progress: Option<String>) -> Result<()> {
+/// The error a finished call answers, preferring a closure's own failure (its panic, or the
+/// error a device function returned) over C's generic detail.
+fn outcome(raw: ffi::uform_status_t, task: Option<Error>, progress: Option<Error>) -> Result<()> {
     match (raw, task, progress) {
-        (ffi::UFORM_STATUS_CALLBACK_FAILED, Some(message), _) => Err(Error::new(Status::CallbackFailed, message)),
-        (ffi::UFORM_STATUS_OK, _, Some(message)) => {
-            Err(Error::new(Status::CallbackFailed, format!("progress callback panicked: {message}")))
+        (ffi::UFORM_STATUS_OK, _, Some(error)) => {
+            Err(Error::new(Status::CallbackFailed, format!("progress callback panicked: {}", error.message())))
         }
-        (raw, _, _) => check(raw),
+        (ffi::UFORM_STATUS_OK, _, None) => Ok(()),
+        // A closure failed, so the call answers a closure's status: its own error says more.
+        (_, Some(error), _) => Err(error),
+        (raw, None, _) => check(raw),
     }
 }
 
 impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
     fn run<F>(&self, n: usize, body: F, submit: Submit) -> Result<()> {
+        // SAFETY: `submit` matches the closure type F, and is handed the context of `body`.
+        unsafe { self.submit(body, |executor, call, context| submit(executor, call, n, context)) }
+    }
+
+    /// Makes one synchronous call: `submit(executor, call, context)` with `body` as the task
+    /// context and this `On`'s progress, and answers its outcome.
+    ///
+    /// # Safety
+    /// `submit` must hand C only trampolines that read `context` as a `Context<F>`.
+    pub(crate) unsafe fn submit<F>(
+        &self,
+        body: F,
+        submit: impl FnOnce(*mut ffi::uform_executor_t, *const ffi::uform_call_t, *mut c_void) -> ffi::uform_status_t,
+    ) -> Result<()> {
         linked_library()?;
         let task = Context::new(body);
         let progress = self.progress.as_deref().map(Context::new);
@@ -932,10 +1006,10 @@ impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
             call.progress = Some(progress_trampoline::<&P, P>);
             call.progress_context = ptr::from_ref(progress).cast_mut().cast();
         }
-        // SAFETY: both contexts live on this frame until the synchronous call has returned,
-        // after which C calls neither again; `submit` matches the closure type F.
-        let raw = unsafe { submit(self.executor.as_raw(), &call, n, ptr::from_ref(&task).cast_mut().cast()) };
-        outcome(raw, task.failure.message(), progress.and_then(|progress| progress.failure.message()))
+        // Both contexts live on this frame until the synchronous call has returned, after
+        // which C calls neither again; the caller vouches for the trampolines.
+        let raw = submit(self.executor.as_raw(), &call, ptr::from_ref(&task).cast_mut().cast());
+        outcome(raw, task.failure.error(), progress.and_then(|progress| progress.failure.error()))
     }
 
     /// Runs `task(i, thread)` once for every `i` in `0..n`, split statically: thread `t` of
@@ -999,6 +1073,22 @@ impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
 
 impl<P: Fn(usize, usize) + Send + Sync + 'static> On<'_, Later, P> {
     fn run<F: Send + Sync + 'static>(&self, n: usize, body: F, submit: Submit) -> Result<Deferred> {
+        // SAFETY: `submit` matches the closure type F, and is handed the context of `body`.
+        let (deferred, _) = unsafe { self.submit(body, |executor, call, context| submit(executor, call, n, context)) }?;
+        Ok(deferred)
+    }
+
+    /// Queues one deferred call: `submit(executor, call, context)` with `body` as the task
+    /// context and this `On`'s progress. Answers the handle, which owns both contexts, and the
+    /// task context, valid for as long as the handle.
+    ///
+    /// # Safety
+    /// `submit` must hand C only trampolines that read `context` as a `Context<F>`.
+    pub(crate) unsafe fn submit<F: Send + Sync + 'static>(
+        &self,
+        body: F,
+        submit: impl FnOnce(*mut ffi::uform_executor_t, *const ffi::uform_call_t, *mut c_void) -> ffi::uform_status_t,
+    ) -> Result<(Deferred, NonNull<Context<F>>)> {
         linked_library()?;
         // The contexts move to the heap and into the handle, so they stay put and alive for as
         // long as the call may use them; a leaked handle leaks them too, never frees them early.
@@ -1013,16 +1103,16 @@ impl<P: Fn(usize, usize) + Send + Sync + 'static> On<'_, Later, P> {
         let mut handle: *mut ffi::uform_deferred_t = ptr::null_mut();
         call.deferred = &mut handle;
         let mut deferred = Deferred { raw: None, task: task as NonNull<dyn Captured>, progress };
-        // SAFETY: the contexts are heap-allocated and owned by `deferred`, which frees them only
-        // after uform_deferred_free has waited for the call; `submit` matches F.
-        let raw = unsafe { submit(self.executor.as_raw(), &call, n, task.as_ptr().cast()) };
+        // The contexts are heap-allocated and owned by `deferred`, which frees them only after
+        // uform_deferred_free has waited for the call; the caller vouches for the trampolines.
+        let raw = submit(self.executor.as_raw(), &call, task.as_ptr().cast());
         // On failure C kept nothing: dropping `deferred` (without a handle) frees the contexts.
         check(raw)?;
         deferred.raw = Some(
             NonNull::new(handle)
                 .ok_or_else(|| Error::new(Status::Malformed, "libuform queued a call without a handle"))?,
         );
-        Ok(deferred)
+        Ok((deferred, task))
     }
 
     /// Queues [`On::for_n`]'s call and returns its handle at once.
@@ -1101,7 +1191,7 @@ pub struct Deferred {
 unsafe impl Send for Deferred {}
 
 impl Deferred {
-    fn raw(&self) -> *mut ffi::uform_deferred_t {
+    pub(crate) fn raw(&self) -> *mut ffi::uform_deferred_t {
         self.raw.map_or(ptr::null_mut(), NonNull::as_ptr)
     }
 

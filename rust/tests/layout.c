@@ -45,6 +45,15 @@ int main(void) {
     FIELD(uform_call_t, progress);
     FIELD(uform_call_t, progress_context);
 
+    STRUCT(uform_device_slot_t);
+    FIELD(uform_device_slot_t, device);
+    FIELD(uform_device_slot_t, ordinal);
+    FIELD(uform_device_slot_t, vendor);
+    FIELD(uform_device_slot_t, native_device);
+    FIELD(uform_device_slot_t, native_context);
+    FIELD(uform_device_slot_t, stream);
+    FIELD(uform_device_slot_t, thread);
+
     ENUM(uform_status_t);
     ENUM(uform_cpu_class_t);
     ENUM(uform_gpu_class_t);

@@ -1,0 +1,3 @@
+//! Helpers shared by several test binaries.
+
+pub mod cuda_double;
