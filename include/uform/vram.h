@@ -14,7 +14,7 @@
  *
  * Faults: a driver error becomes a status with the driver's error name in uform_last_error().
  * Out of device memory is OUT_OF_MEMORY and nothing else changes. A sticky fault (an illegal
- * address, a failed launch, an uncorrectable ECC error, ...) is DEVICE_FAULT, and from then on
+ * address, a failed launch, an uncorrectable ECC error, ...) is DEVICE_FAULT, and from then on every
  * verb, drain and new arena of that executor answers DEVICE_FAULT until it is freed (arenas
  * already made still allocate: that touches no device); free
  * still releases everything. In a fork()ed child every call answers FORKED and the driver is
