@@ -67,9 +67,12 @@ def run_child(cuda_double, tmp_path, config, body):
     environment.pop("CUDA_DEVICE_ORDER", None)
     environment["UFORM_CUDA_LIBRARY"] = str(cuda_double)
     environment["UFORM_CUDA_DOUBLE_CONFIG"] = config
+    environment["PYTHONDEVMODE"] = "1"  # ResourceWarning and unraisable errors reach stderr
     result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=environment, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+    # Nothing went wrong unseen: no error swallowed in a destructor, nothing left unclosed.
+    assert "Exception ignored" not in result.stderr and "Warning" not in result.stderr, result.stderr
     lines = [line for line in result.stdout.splitlines() if line.startswith("{")]
     assert lines, result.stdout + result.stderr
     answer = json.loads(lines[-1])
