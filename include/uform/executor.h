@@ -118,7 +118,12 @@ UFORM_API uform_status_t uform_executor_on_pool(const int32_t *memory_domains, s
  * @param streams borrowed CUDA streams, one per device; a non-empty list is UNSUPPORTED.
  * @param scratch_limit bytes of scratch per device, 0 unbounded.
  * @param deferred_limit as uform_executor_for_ram.
- * @return as described; a build or machine without GPUs answers NOT_FOUND ("no GPU").
+ * The host decoders take `n - n/8` of the cores of those nodes. The executor's verbs, arenas and
+ * faults are in uform/vram.h.
+ * @return OK; INVALID_ARGUMENT / NOT_FOUND as above; UNSUPPORTED (borrowed streams, a class pin
+ *         a device cannot run: the pin, or NVIDIA_AMPERE on any NVIDIA class, runs; a driver
+ *         lacking an entry point, named); DEVICE_FAULT or OUT_OF_MEMORY (a device failed to
+ *         open, with the driver's error name); a machine without GPUs answers NOT_FOUND.
  */
 UFORM_API uform_status_t uform_executor_for_vram(const int32_t *devices, size_t devices_count,
                                                  uform_gpu_class_t gpu_class, const int32_t *memory_domains,
@@ -129,15 +134,18 @@ UFORM_API uform_status_t uform_executor_for_vram(const int32_t *devices, size_t 
 
 /**
  * Waits for every call submitted before it (deferred ones included, and any synchronous call
- * another thread is running), then adopts `mood`.
+ * another thread is running) and, for a VRAM executor, for every device's stream, then adopts
+ * `mood` (for the host threads).
  * @return OK; INVALID_ARGUMENT (bad mood, or called from one of its own callbacks); FORKED
- *         (inherited across fork()). NULL executor: OK once the mood is validated. A drained
- *         call's own failure is never reported here.
+ *         (inherited across fork()); DEVICE_FAULT (the executor's own devices faulted). NULL
+ *         executor: OK once the mood is validated. A drained call's own failure is never
+ *         reported here.
  */
 UFORM_API uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t mood);
 
 /**
- * Drains and closes the executor, joining its threads. NULL does nothing. After fork(), an
+ * Drains and closes the executor, joining its threads. NULL does nothing. While device arenas
+ * made in it live (uform/vram.h), it only drains and answers OK: the last arena's free closes it. After fork(), an
  * inherited executor's memory is released without touching its (absent) threads.
  * Deferred handles still held stay valid (finished) and must still be freed. From the moment
  * free begins, new calls from other threads are refused with INVALID_ARGUMENT, and free returns
@@ -259,8 +267,10 @@ UFORM_API void uform_deferred_free(uform_deferred_t *deferred);
 /**
  * Reserves `capacity` bytes where `executor` computes: for a RAM executor (or NULL) host
  * memory bound to its NUMA nodes (interleaved over several), backed by transparent huge pages
- * from 2 MiB up. A host arena may outlive its executor.
- * @return OK; INVALID_ARGUMENT (NULL output, zero capacity); OUT_OF_MEMORY; FORKED.
+ * from 2 MiB up; for a VRAM executor device memory on each of its devices (uform/vram.h:
+ * symmetric device arenas). A host arena may outlive its executor; a device arena holds it.
+ * @return OK; INVALID_ARGUMENT (NULL output, zero capacity, an executor being freed);
+ *         OUT_OF_MEMORY (with the driver's error name for device memory); DEVICE_FAULT; FORKED.
  */
 UFORM_API uform_status_t uform_arena_new_in(uform_executor_t *executor, size_t capacity, uform_arena_t **arena);
 

@@ -62,9 +62,11 @@ UFORM_API uform_gpu_class_t uform_executor_gpu_class(const uform_executor_t *exe
 
 /**
  * Runs `function(context, slot)` once for every device of a VRAM executor, in parallel on the
- * host threads (device d on thread d % threads), with that device's context current. The call
- * finishes (for a deferred call: is finished) only once every function returned and every
- * device's stream has drained what was enqueued. Progress counts devices finished.
+ * host threads (devices split over them as uform_executor_for_n splits tasks), with that
+ * device's context current on the thread running it (and left current there afterwards, as
+ * CUDA runtimes do). The call finishes (for a deferred call: is finished) only once every
+ * function returned and every device's stream has drained what was enqueued, whatever the
+ * functions returned. Progress counts devices finished.
  * @return OK; the first non-OK status a function returned (the streams are still drained);
  *         DEVICE_FAULT (the stream faulted: sticky); INVALID_ARGUMENT (NULL function, NULL or RAM
  *         executor); CONTENDED; FORKED; for a deferred call OK means queued.
@@ -74,9 +76,12 @@ UFORM_API uform_status_t uform_executor_for_devices(uform_executor_t *executor, 
 
 /**
  * Copies `bytes` from host memory to `device_pointer` on the executor's device `device`.
- * Pageable memory is staged through the executor's pinned buffers in chunks, double-buffered so
- * the host-side copy of one chunk (spread over the host threads) overlaps the DMA of the last;
- * host memory already pinned or registered with the driver over the whole range goes straight.
+ * Pageable memory is staged through the executor's pinned buffers in chunks (8 MiB, or
+ * UFORM_STAGING_CHUNK_BYTES), double-buffered so the host-side copy of one chunk (spread over
+ * the host threads from 1 MiB up) overlaps the DMA of the other; the staging grows to two
+ * chunks once and is kept. Host memory already pinned or registered with the driver over the
+ * whole range goes straight. One copy uses one device; copies to several devices are several
+ * calls (deferred, they queue in submission order).
  * Progress counts bytes copied. `host` must stay valid (and, for copies to the host, unread)
  * until the call finishes.
  * @return OK (0 bytes: nothing done); INVALID_ARGUMENT (device out of range, NULL pointers with

@@ -45,6 +45,12 @@ uform_status_t uform__vram_grow_scratch(uform_executor_t *executor, uform__gpu_d
 uform_status_t uform__vram_grow_staging(uform_executor_t *executor, uform__gpu_device_t *device, size_t bytes,
                                         const char *verb);
 
+/* vram_verbs.c: tests only: called by a staged copy right before the host copies chunk `chunk`
+ * of `chunks` (into the staging for copies to the device, out of it for copies to the host), so
+ * a test can see which DMAs are still in flight then. NULL in production. */
+extern void (*_Atomic uform__test_before_host_copy)(const uform__gpu_device_t *device, size_t chunk, size_t chunks,
+                                                    bool to_device);
+
 /* vram_verbs.c: the device a device function runs for, on this thread (NULL outside one) */
 const uform__gpu_device_t *uform__vram_current_device(const uform_executor_t *executor);
 

@@ -13,6 +13,15 @@ enum { COPY_TO_DEVICE = 0, COPY_TO_HOST = 1 };
 /* Below this a chunk is copied by thread 0 alone: waking the host threads costs more. */
 #define PARALLEL_MEMCPY_MIN (1u << 20)
 
+void (*_Atomic uform__test_before_host_copy)(const uform__gpu_device_t *device, size_t chunk, size_t chunks,
+                                             bool to_device);
+
+static void before_host_copy(const uform__gpu_device_t *device, size_t chunk, size_t chunks, bool to_device) {
+    void (*hook)(const uform__gpu_device_t *, size_t, size_t, bool) =
+        atomic_load_explicit(&uform__test_before_host_copy, memory_order_relaxed);
+    if (hook) hook(device, chunk, chunks, to_device);
+}
+
 /* The device function running on this thread, for the scratch and staging accessors. */
 static _Thread_local const uform_executor_t *current_executor;
 static _Thread_local const uform__gpu_device_t *current_device;
@@ -154,6 +163,7 @@ static uform_status_t stage_to_device(uform_executor_t *executor, uform__gpu_dev
             if (status != UFORM_STATUS_OK) return status;
             report(job, (k - 1) * chunk);
         }
+        before_host_copy(device, k, chunks, true);
         host_copy(executor, halves[which], host + offset, length);
         uform_status_t status = backend->copy_to_device_async(device, target + offset, halves[which], length);
         if (status == UFORM_STATUS_OK) status = backend->event_record(device, which);
@@ -181,6 +191,7 @@ static uform_status_t stage_to_host(uform_executor_t *executor, uform__gpu_devic
         size_t length = bytes - offset < chunk ? bytes - offset : chunk;
         uform_status_t status = backend->event_wait(device, which);
         if (status != UFORM_STATUS_OK) return status;
+        before_host_copy(device, previous, chunks, false);
         host_copy(executor, host + offset, halves[which], length);
         report(job, offset + length);
     }

@@ -1,10 +1,35 @@
 /* The CUDA driver test double's memory keeps the driver's semantics: device memory counts
  * against the configured size (OUT_OF_MEMORY past it, cuMemGetInfo tracking it), `fault
  * alloc=N` fails the Nth cuMemAlloc, freeing an unknown pointer is INVALID_VALUE, pinned host
- * memory is allocated or registered once, and cuPointerGetAttribute tells device from host. */
+ * memory is allocated or registered once, and cuPointerGetAttribute tells device from host and
+ * gives the range (start and size) of the allocation or registration holding an address. */
 #include <stdlib.h>
 
 #include "cuda_double_driver.h"
+
+/* CU_POINTER_ATTRIBUTE_RANGE_START_ADDR and _RANGE_SIZE of `address`: the whole range holding it.
+ * The outputs start as all-ones, so a narrower write than CUdeviceptr / size_t would show. */
+static void check_range(cuda_double_t *cu, uintptr_t address, uintptr_t start, size_t bytes) {
+    uform_cuDevicePtr got_start = ~0ull;
+    size_t got_bytes = ~(size_t)0;
+    CHECK_CU(cu->cuPointerGetAttribute(&got_start, UFORM_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, address),
+             UFORM_CUDA_SUCCESS);
+    CHECK_CU(cu->cuPointerGetAttribute(&got_bytes, UFORM_CU_POINTER_ATTRIBUTE_RANGE_SIZE, address), UFORM_CUDA_SUCCESS);
+    CHECK_EQ_INT(got_start, start);
+    CHECK_EQ_INT(got_bytes, bytes);
+}
+
+/* An address in no allocation or registration has no range. */
+static void check_no_range(cuda_double_t *cu, uintptr_t address) {
+    uform_cuDevicePtr start = 7;
+    size_t bytes = 7;
+    CHECK_CU(cu->cuPointerGetAttribute(&start, UFORM_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, address),
+             UFORM_CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(cu->cuPointerGetAttribute(&bytes, UFORM_CU_POINTER_ATTRIBUTE_RANGE_SIZE, address),
+             UFORM_CUDA_ERROR_INVALID_VALUE);
+    CHECK_EQ_INT(start, 7); /* untouched */
+    CHECK_EQ_INT(bytes, 7);
+}
 
 int main(void) {
     cuda_double_t cu = cuda_double_open("device memory=1M\ndevice memory=2M\nfault alloc=3");
@@ -39,6 +64,15 @@ int main(void) {
     CHECK_CU(cu.cuPointerGetAttribute(NULL, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, b), UFORM_CUDA_ERROR_INVALID_VALUE);
     CHECK_CU(cu.cuPointerGetAttribute(&type, 1, b), UFORM_CUDA_ERROR_INVALID_VALUE); /* not emulated */
 
+    /* Device ranges: the cuMemAlloc allocation holding the address, from anywhere inside it. */
+    check_range(&cu, a, a, 1u << 20);
+    check_range(&cu, a + 12345, a, 1u << 20);
+    check_range(&cu, a + (1u << 20) - 1, a, 1u << 20);
+    check_range(&cu, b, b, 100);
+    check_range(&cu, b + 99, b, 100);
+    check_no_range(&cu, b + 100); /* past its end (inside its granule) */
+    CHECK_CU(cu.cuPointerGetAttribute(NULL, UFORM_CU_POINTER_ATTRIBUTE_RANGE_SIZE, b), UFORM_CUDA_ERROR_INVALID_VALUE);
+
     /* Frees: only an allocation's start, once. */
     CHECK_CU(cu.cuMemFree(b + 16), UFORM_CUDA_ERROR_INVALID_VALUE);
     CHECK_CU(cu.cuMemFree(b), UFORM_CUDA_SUCCESS);
@@ -57,6 +91,8 @@ int main(void) {
     CHECK_CU(cu.cuPointerGetAttribute(&type, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (uintptr_t)pinned),
              UFORM_CUDA_SUCCESS);
     CHECK_EQ_INT(type, UFORM_CU_MEMORYTYPE_HOST);
+    check_range(&cu, (uintptr_t)pinned + 50, (uintptr_t)pinned, 100); /* the host address, the whole allocation */
+    check_range(&cu, (uintptr_t)pinned, (uintptr_t)pinned, 100);
     CHECK_CU(cu.cuMemFree((uintptr_t)pinned), UFORM_CUDA_ERROR_INVALID_VALUE); /* not device memory */
     CHECK_CU(cu.cuMemHostRegister((char *)pinned + 8, 8, 0), UFORM_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
     CHECK_CU(cu.cuMemFreeHost(pinned), UFORM_CUDA_SUCCESS);
@@ -66,6 +102,7 @@ int main(void) {
     CHECK(buffer != NULL);
     CHECK_CU(cu.cuPointerGetAttribute(&type, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (uintptr_t)buffer),
              UFORM_CUDA_ERROR_INVALID_VALUE); /* ordinary host memory is no CUDA pointer */
+    check_no_range(&cu, (uintptr_t)buffer + 10);
     CHECK_CU(cu.cuMemHostRegister(buffer, 0, 0), UFORM_CUDA_ERROR_INVALID_VALUE);
     CHECK_CU(cu.cuMemHostRegister(buffer, 4096, 0x10), UFORM_CUDA_ERROR_INVALID_VALUE);
     CHECK_CU(cu.cuMemHostUnregister(buffer), UFORM_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
@@ -75,8 +112,15 @@ int main(void) {
     CHECK_CU(cu.cuPointerGetAttribute(&type, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (uintptr_t)buffer + 10),
              UFORM_CUDA_SUCCESS);
     CHECK_EQ_INT(type, UFORM_CU_MEMORYTYPE_HOST);
+    /* Registered ranges: the whole registration holding the address, each on its own. */
+    check_range(&cu, (uintptr_t)buffer + 10, (uintptr_t)buffer, 4096);
+    check_range(&cu, (uintptr_t)buffer + 4095, (uintptr_t)buffer, 4096);
+    check_range(&cu, (uintptr_t)buffer + 4096, (uintptr_t)buffer + 4096, 4096);
+    check_range(&cu, (uintptr_t)buffer + 8191, (uintptr_t)buffer + 4096, 4096);
     CHECK_CU(cu.cuMemHostUnregister(buffer + 10), UFORM_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
     CHECK_CU(cu.cuMemHostUnregister(buffer), UFORM_CUDA_SUCCESS);
+    check_no_range(&cu, (uintptr_t)buffer + 10); /* pageable again */
+    check_range(&cu, (uintptr_t)buffer + 4096, (uintptr_t)buffer + 4096, 4096);
     CHECK_CU(cu.cuMemHostUnregister(buffer + 4096), UFORM_CUDA_SUCCESS);
     CHECK_CU(cu.cuMemHostUnregister(buffer), UFORM_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
     free(buffer);

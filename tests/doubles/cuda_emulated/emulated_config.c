@@ -3,6 +3,7 @@
 #include "emulated_config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,11 +30,14 @@ static void refuse(emulated_config_t *config, size_t line, const char *format, .
     va_end(args);
 }
 
-/* "80G", "512M", "1073741824": binary suffixes. */
+/* "80G", "512M", "1073741824": binary suffixes. Digits first (strtoull would take a sign or
+ * blanks and wrap "-1" to a huge size), and no value past 64 bits. */
 static int parse_bytes(const char *text, uint64_t *bytes) {
+    if (!isdigit((unsigned char)text[0])) return 0;
     char *end = NULL;
+    errno = 0;
     unsigned long long value = strtoull(text, &end, 10);
-    if (end == text) return 0;
+    if (errno == ERANGE) return 0;
     unsigned shift = 0;
     if (*end == 'K') shift = 10;
     else if (*end == 'M') shift = 20;
@@ -41,6 +45,7 @@ static int parse_bytes(const char *text, uint64_t *bytes) {
     else if (*end == 'T') shift = 40;
     else if (*end) return 0;
     if (shift && end[1]) return 0;
+    if (value > (UINT64_MAX >> shift)) return 0;
     *bytes = (uint64_t)value << shift;
     return 1;
 }
@@ -134,6 +139,22 @@ static void parse_fault(char *rest, emulated_config_t *config, size_t line) {
     }
 }
 
+/* `link bandwidth=1G`: the host-device link's speed in bytes per second (binary suffixes, like
+ * memory=), positive. */
+static void parse_link(char *rest, emulated_config_t *config, size_t line) {
+    int any = 0;
+    for (char *save = NULL, *key = strtok_r(rest, " \t", &save); key; key = strtok_r(NULL, " \t", &save)) {
+        any = 1;
+        char *value = strchr(key, '=');
+        if (!value) return refuse(config, line, "link '%s' is not key=value", key);
+        *value++ = '\0';
+        if (strcmp(key, "bandwidth") != 0) return refuse(config, line, "unknown link key '%s'", key);
+        if (!parse_bytes(value, &config->link_bandwidth) || config->link_bandwidth == 0)
+            return refuse(config, line, "link bandwidth=%s is not a positive number of bytes per second", value);
+    }
+    if (!any) refuse(config, line, "link takes bandwidth=<bytes per second>");
+}
+
 void emulated_config_parse(const char *text, emulated_config_t *config) {
     memset(config, 0, sizeof *config);
     config->driver_version = 12080;
@@ -153,6 +174,7 @@ void emulated_config_parse(const char *text, emulated_config_t *config) {
         if (*rest) *rest++ = '\0';
         if (strcmp(entry, "device") == 0) parse_device(rest, config, line);
         else if (strcmp(entry, "fault") == 0) parse_fault(rest, config, line);
+        else if (strcmp(entry, "link") == 0) parse_link(rest, config, line);
         else if (strcmp(entry, "driver") == 0) {
             if (sscanf(rest, " version=%d", &config->driver_version) != 1 || config->driver_version <= 0)
                 refuse(config, line, "driver takes version=<1000*major+10*minor>");

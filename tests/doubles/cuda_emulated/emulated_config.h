@@ -27,6 +27,7 @@ typedef struct emulated_config_t {
     char missing[EMULATED_MAX_MISSING][64];
     unsigned long alloc_fault;      /* `fault alloc=N`: the Nth cuMemAlloc answers OUT_OF_MEMORY (0: none) */
     unsigned long sticky_fault;     /* `fault sticky=N`: the Nth stream operation sticky-faults its context */
+    uint64_t link_bandwidth;        /* `link bandwidth=1G`: bytes per second of an async copy (0: unlimited) */
     char error[256];                /* why the configuration was refused; "" when it was not */
 } emulated_config_t;
 
