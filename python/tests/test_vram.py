@@ -44,7 +44,7 @@ def test_device_slot_fields():
 
 
 def test_ram_executor_has_no_devices_and_refuses_gpu_verbs(executor):
-    assert executor.devices == 0
+    assert executor.devices == 0 and executor.gpu_class is None
     assert "devices=" not in repr(executor)
     calls = [
         lambda: executor.for_devices(lambda slot: None),

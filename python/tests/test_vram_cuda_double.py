@@ -91,16 +91,20 @@ def test_for_devices_gives_every_device_its_own_stream_and_context(cuda_double, 
                               "native_device": slot.native_device, "context": slot.native_context,
                               "stream": slot.stream, "thread": slot.thread})
             executor.for_devices(fn, progress=lambda done, total: progress.append([done, total]))
-            whole = {"devices": executor.devices, "threads": executor.threads, "repr": repr(executor)}
+            whole = {"devices": executor.devices, "threads": executor.threads, "repr": repr(executor),
+                     "gpu_class": executor.gpu_class.name}
         picked = []
-        with Executor.for_vram([2, 0]) as executor:
+        with Executor.for_vram([2, 0], gpu_class=uform.GPUClass.NVIDIA_AMPERE) as executor:
             executor.for_devices(lambda slot: picked.append([slot.device, slot.ordinal]))
             picked_devices = executor.devices
+            whole["pinned_class"] = executor.gpu_class.name
         report(slots=sorted(slots, key=lambda s: s["device"]), progress=progress, picked=sorted(picked),
                picked_devices=picked_devices, **whole)
     """)
     slots = answer["slots"]
     assert answer["devices"] == 3 and "devices=3" in answer["repr"]
+    assert answer["gpu_class"] == "NVIDIA_HOPPER"  # the double's default device is an H100
+    assert answer["pinned_class"] == "NVIDIA_AMPERE"
     assert [s["device"] for s in slots] == [0, 1, 2]
     assert [s["ordinal"] for s in slots] == [0, 1, 2]
     assert {s["vendor"] for s in slots} == {"NVIDIA"}

@@ -200,6 +200,9 @@ class Executor:
     @property
     def devices(self) -> int:
         """Devices it drives: 0 for a RAM executor. Calls uform_executor_devices."""
+    @property
+    def gpu_class(self) -> GPUClass | None:
+        """The class its device calls dispatch as; None for a RAM executor. Calls uform_executor_gpu_class."""
 
     # Verbs with Python callables, which run holding the GIL.
     @overload

@@ -174,6 +174,7 @@ PyObject *Executor_copy_to_host(ExecutorObject *self, PyObject *args, PyObject *
 PyObject *Executor_device_scratch(ExecutorObject *self, PyObject *args, PyObject *kwargs);
 PyObject *Executor_staging(ExecutorObject *self, PyObject *args, PyObject *kwargs);
 PyObject *Executor_get_devices(ExecutorObject *self, void *unused);
+PyObject *Executor_get_gpu_class(ExecutorObject *self, void *unused);
 extern const char Executor_for_devices_doc[], Executor_for_devices_native_doc[], Executor_copy_to_device_doc[],
     Executor_copy_to_host_doc[], Executor_device_scratch_doc[], Executor_staging_doc[];
 

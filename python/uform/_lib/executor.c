@@ -667,6 +667,10 @@ static PyGetSetDef Executor_getset[] = {
     {"mood", (getter)Executor_get_mood, NULL, "What idle workers do between calls.", NULL},
     {"devices", (getter)Executor_get_devices, NULL,
      "Devices it drives: 0 for a RAM executor. Calls uform_executor_devices.", NULL},
+    {"gpu_class", (getter)Executor_get_gpu_class, NULL,
+     "The class its device calls dispatch as: the pin or the devices' common one; None for a RAM executor or "
+     "devices without one. Calls uform_executor_gpu_class.",
+     NULL},
     {"closed", (getter)Executor_get_closed, NULL, "Whether it was closed.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -425,6 +425,11 @@ PyObject *Executor_staging(ExecutorObject *self, PyObject *args, PyObject *kwarg
     return staging_view(scope, staging ? staging : (void *)"", bytes);
 }
 
+PyObject *Executor_get_gpu_class(ExecutorObject *self, void *unused) {
+    if (executor_open(self) < 0) return NULL;
+    return optional_enum_member("GPUClass", (long)uform_executor_gpu_class(self->executor));
+}
+
 PyObject *Executor_get_devices(ExecutorObject *self, void *unused) {
     if (executor_open(self) < 0) return NULL;
     return PyLong_FromSize_t(uform_executor_devices(self->executor));
