@@ -1,5 +1,8 @@
 import faulthandler
 import os
+import pathlib
+import shutil
+import subprocess
 import sys
 
 import pytest
@@ -11,6 +14,9 @@ _source_package = os.path.dirname(_here)
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _source_package]
 
 import uform  # noqa: E402
+
+REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
+DOUBLE_SOURCES = REPOSITORY / "tests" / "doubles" / "cuda_emulated"
 
 # A test that deadlocks ends the run with every thread's traceback instead of hanging it.
 TEST_TIMEOUT_SECONDS = float(os.environ.get("UFORM_TEST_TIMEOUT", "60"))
@@ -27,3 +33,19 @@ def deadlock_watchdog():
 def executor():
     with uform.Executor.for_ram(2) as executor:
         yield executor
+
+
+@pytest.fixture(scope="session")
+def cuda_double(tmp_path_factory) -> pathlib.Path:
+    """The CUDA driver test double, libuform_cuda_emulated.so, built with the system compiler."""
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        pytest.skip("no C compiler to build the CUDA driver test double")
+    sources = sorted(str(path) for path in DOUBLE_SOURCES.glob("*.c"))
+    assert sources, f"no CUDA driver test double sources under {DOUBLE_SOURCES}"
+    library = tmp_path_factory.mktemp("cuda_double") / "libuform_cuda_emulated.so"
+    command = [compiler, "-shared", "-fPIC", "-D_GNU_SOURCE", f"-I{DOUBLE_SOURCES}", f"-I{REPOSITORY / 'src'}",
+               "-Wall", "-Wextra", "-Wno-unused-parameter", "-o", str(library), *sources, "-lpthread"]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, " ".join(command) + "\n" + result.stdout + result.stderr
+    return library

@@ -1,24 +1,19 @@
 """`uform.gpu_devices()` and `python -m uform` against the CUDA driver test double.
 
 The double (tests/doubles/cuda_emulated, see its README.md) is a host emulation of the CUDA
-driver's ABI, never a real GPU. It is built here once per session with the system C compiler,
-and every check runs in a fresh interpreter: uform loads the driver named by
-UFORM_CUDA_LIBRARY once per process, configured by UFORM_CUDA_DOUBLE_CONFIG.
+driver's ABI, never a real GPU. It is built once per session with the system C compiler (the
+`cuda_double` fixture of conftest.py), and every check runs in a fresh interpreter: uform loads
+the driver named by UFORM_CUDA_LIBRARY once per process, configured by UFORM_CUDA_DOUBLE_CONFIG.
 """
 
 import json
 import os
-import pathlib
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 import uform
-
-REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
-DOUBLE_SOURCES = REPOSITORY / "tests" / "doubles" / "cuda_emulated"
 
 # Prints what gpu_devices() answers as one JSON object: the devices, or the error raised.
 LIST_DEVICES = r"""
@@ -39,22 +34,6 @@ print(json.dumps({"devices": [
      "tuple": [int(d[0]), d[1], None if d[2] is None else int(d[2]), d[3], d[4], d[5]]}
     for d in devices], "same_again": uform.gpu_devices() == devices}))
 """
-
-
-@pytest.fixture(scope="session")
-def cuda_double(tmp_path_factory) -> pathlib.Path:
-    """The CUDA driver test double, libuform_cuda_emulated.so, built with the system compiler."""
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
-        pytest.skip("no C compiler to build the CUDA driver test double")
-    sources = sorted(str(path) for path in DOUBLE_SOURCES.glob("*.c"))
-    assert sources, f"no CUDA driver test double sources under {DOUBLE_SOURCES}"
-    library = tmp_path_factory.mktemp("cuda_double") / "libuform_cuda_emulated.so"
-    command = [compiler, "-shared", "-fPIC", "-D_GNU_SOURCE", f"-I{DOUBLE_SOURCES}", f"-I{REPOSITORY / 'src'}",
-               "-Wall", "-Wextra", "-Wno-unused-parameter", "-o", str(library), *sources, "-lpthread"]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, " ".join(command) + "\n" + result.stdout + result.stderr
-    return library
 
 
 def run_python(arguments, library, config, tmp_path, **extra):

@@ -1,7 +1,7 @@
 """UForm: executors placing compute on CPUs and GPUs.
 
-The package re-exports the CPython extension `uform.lib` (executors, meshes, devices, errors)
-and defines the enums, valued as the C library's, and the capability queries.
+The package re-exports the CPython extension `uform.lib` (executors, arenas, meshes, devices,
+errors) and defines the enums, valued as the C library's, and the capability queries.
 """
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ from typing import Any
 
 from . import lib as _lib
 from .lib import (
+    Arena,
     CallbackFailedError,
     ContendedError,
     Deferred,
     DeviceFaultError,
+    DeviceSlot,
     Executor,
     ForkedError,
     GPUDevice,
@@ -187,11 +189,13 @@ class MultimemTier(IntEnum):
 # TimeoutError stays out of `from uform import *`, which would shadow the builtin in the importing
 # module; uform.TimeoutError (a builtin TimeoutError too) is there to be named.
 __all__ = [
+    "Arena",
     "CPUClass",
     "CallbackFailedError",
     "ContendedError",
     "Deferred",
     "DeviceFaultError",
+    "DeviceSlot",
     "Executor",
     "ForkedError",
     "GPUClass",

@@ -2,11 +2,12 @@
 
 import builtins
 import os
+import sys
 from collections.abc import Callable, Generator, Sequence
 from types import TracebackType
 from typing import Any, Final, Literal, final, overload
 
-from _typeshed import structseq
+from _typeshed import ReadableBuffer, WriteableBuffer, structseq
 from typing_extensions import Self, TypeAlias
 
 from uform import CPUClass, GPUClass, GPUVendor, Mood, MultimemTier
@@ -15,6 +16,7 @@ _PathLike: TypeAlias = str | bytes | os.PathLike[str] | os.PathLike[bytes]
 _Task: TypeAlias = Callable[[int, int], object]
 _Slice: TypeAlias = Callable[[int, int, int], object]
 _Progress: TypeAlias = Callable[[int, int], object]
+_DeviceFunction: TypeAlias = Callable[[DeviceSlot], object]
 
 VERSION: Final[str]
 VERSION_NUMBER: Final[int]
@@ -62,6 +64,26 @@ class GPUDevice(structseq[Any], tuple[GPUVendor, int, GPUClass | None, int, int,
     """Device memory in bytes."""
     name: str
     """The vendor's own name for the device."""
+
+@final
+class DeviceSlot(structseq[Any], tuple[int, int, GPUVendor, int, int, int, int]):
+    """One device of a VRAM executor, as a device function is given it; valid during the call."""
+
+    __match_args__: Final = ("device", "ordinal", "vendor", "native_device", "native_context", "stream", "thread")
+    device: int
+    """Its index among the executor's devices."""
+    ordinal: int
+    """Its position in uform.gpu_devices()."""
+    vendor: GPUVendor
+    """The vendor whose runtime the handles below belong to."""
+    native_device: int
+    """The CUdevice, or the HIP device id."""
+    native_context: int
+    """CUDA: the primary CUcontext, current on this thread; HIP: 0."""
+    stream: int
+    """The executor's CUstream or hipStream_t on this device, as an int."""
+    thread: int
+    """The host thread (logical slot) running the function."""
 
 def capabilities_compiled() -> str:
     """The hardware capabilities this binary was compiled with."""
@@ -175,6 +197,12 @@ class Executor:
     @property
     def closed(self) -> bool:
         """Whether it was closed."""
+    @property
+    def devices(self) -> int:
+        """Devices it drives: 0 for a RAM executor. Calls uform_executor_devices."""
+    @property
+    def gpu_class(self) -> GPUClass | None:
+        """The class its device calls dispatch as; None for a RAM executor. Calls uform_executor_gpu_class."""
 
     # Verbs with Python callables, which run holding the GIL.
     @overload
@@ -263,6 +291,152 @@ class Executor:
         progress: _Progress | None = None,
         keep: object = None,
     ) -> Deferred: ...
+
+    # VRAM verbs: device functions, staged copies, and what a device function may ask for.
+    @overload
+    def for_devices(
+        self, fn: _DeviceFunction, *, deferred: Literal[False] = False, progress: _Progress | None = None
+    ) -> None:
+        """Calls fn(slot) once for every device, in parallel, holding the GIL.
+
+        Calls uform_executor_for_devices.
+        """
+    @overload
+    def for_devices(self, fn: _DeviceFunction, *, deferred: Literal[True], progress: _Progress | None = None) -> Deferred: ...
+    @overload
+    def for_devices_native(
+        self,
+        function: int,
+        context: int = 0,
+        *,
+        deferred: Literal[False] = False,
+        progress: _Progress | None = None,
+        keep: object = None,
+    ) -> None:
+        """As for_devices, calling the C uform_device_function_t at address `function` without the GIL.
+
+        Calls uform_executor_for_devices.
+        """
+    @overload
+    def for_devices_native(
+        self,
+        function: int,
+        context: int = 0,
+        *,
+        deferred: Literal[True],
+        progress: _Progress | None = None,
+        keep: object = None,
+    ) -> Deferred: ...
+    @overload
+    def copy_to_device(
+        self,
+        device: int,
+        device_pointer: int,
+        source: ReadableBuffer,
+        *,
+        deferred: Literal[False] = False,
+        progress: _Progress | None = None,
+    ) -> None:
+        """Copies a C-contiguous host buffer to device memory; progress counts bytes.
+
+        Calls uform_executor_copy_to_device.
+        """
+    @overload
+    def copy_to_device(
+        self,
+        device: int,
+        device_pointer: int,
+        source: ReadableBuffer,
+        *,
+        deferred: Literal[True],
+        progress: _Progress | None = None,
+    ) -> Deferred: ...
+    @overload
+    def copy_to_host(
+        self,
+        destination: WriteableBuffer,
+        device: int,
+        device_pointer: int,
+        *,
+        deferred: Literal[False] = False,
+        progress: _Progress | None = None,
+    ) -> None:
+        """Copies device memory into a writable C-contiguous host buffer; progress counts bytes.
+
+        Calls uform_executor_copy_to_host.
+        """
+    @overload
+    def copy_to_host(
+        self,
+        destination: WriteableBuffer,
+        device: int,
+        device_pointer: int,
+        *,
+        deferred: Literal[True],
+        progress: _Progress | None = None,
+    ) -> Deferred: ...
+    def device_scratch(self, device: int, nbytes: int) -> int:
+        """Device scratch for the running device function of `device`: its address.
+
+        Calls uform_executor_device_scratch.
+        """
+    def staging(self, device: int, nbytes: int) -> memoryview:
+        """Pinned host staging for the running device function of `device`, released when it returns.
+
+        Calls uform_executor_staging.
+        """
+
+# ---- arenas -------------------------------------------------------------------------------------
+
+@final
+class Arena:
+    """Memory placed where an executor computes, bump-allocated and freed whole."""
+
+    @classmethod
+    def new_in(cls, executor: Executor | None, capacity: int) -> Arena:
+        """Reserves `capacity` bytes where `executor` computes: host memory, or on every GPU.
+
+        Calls uform_arena_new_in.
+        """
+    def allocate(self, nbytes: int, alignment: int = 64) -> int:
+        """Takes `nbytes` at `alignment` and answers the address (device 0's on GPUs).
+
+        Calls uform_arena_allocate.
+        """
+    def device_pointer(self, device: int, pointer: int) -> int:
+        """The twin on device `device` of an address in device 0's reservation.
+
+        Calls uform_arena_device_pointer.
+        """
+    def close(self) -> None:
+        """Frees it whole; BufferError while a buffer taken from it lives.
+
+        Calls uform_arena_free.
+        """
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        value: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> None: ...
+    if sys.version_info >= (3, 12):
+        def __buffer__(self, flags: int, /) -> memoryview: ...
+        def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+
+    @property
+    def used(self) -> int:
+        """Bytes taken so far, alignment padding included. Calls uform_arena_usage."""
+    @property
+    def capacity(self) -> int:
+        """Bytes it holds (on each device, for a device arena)."""
+    @property
+    def devices(self) -> int:
+        """Devices it spans: 0 for a host arena. Calls uform_arena_devices."""
+    @property
+    def closed(self) -> bool:
+        """Whether it was closed."""
 
 # ---- mesh ---------------------------------------------------------------------------------------
 

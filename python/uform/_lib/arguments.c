@@ -171,3 +171,30 @@ fail:
     return -1;
 }
 
+int parse_callable(PyObject *object, const char *argument) {
+    if (!PyCallable_Check(object)) {
+        PyErr_Format(PyExc_TypeError, "%s must be callable, not %.100s", argument, Py_TYPE(object)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Native verbs: `function` is the address of a C function (a ctypes CFUNCTYPE cast to an int,
+ * a symbol from a cffi or ctypes library), `context` an address handed to it unchanged. */
+int parse_native(PyObject *function_object, PyObject *context_object, void **function, void **context) {
+    if (PyBool_Check(function_object) || (PyLong_Check(function_object) && !PyLong_CheckExact(function_object) &&
+                                          PyObject_HasAttrString(function_object, "_value_"))) {
+        PyErr_SetString(PyExc_TypeError, "function must be an address (int), not a flag or an enum member");
+        return -1;
+    }
+    if (parse_address(function_object, "function", function) < 0) return -1;
+    /* Linux never maps the lowest 64 KiB (vm.mmap_min_addr), so no code lives there: a small
+     * number is a mistake (a task index, an enum value), refused rather than jumped to. */
+    if ((uintptr_t)*function < 65536) {
+        PyErr_Format(PyExc_ValueError, "function must be the address of a C function, not %zu",
+                     (size_t)(uintptr_t)*function);
+        return -1;
+    }
+    if (context_object && parse_address(context_object, "context", context) < 0) return -1;
+    return 0;
+}

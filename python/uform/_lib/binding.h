@@ -8,8 +8,9 @@
  * exception class carrying `status` and `message`.
  *
  * One file per concern: errors.c (exceptions), arguments.c (argument parsing, enums),
- * callbacks.c (trampolines), executor.c, deferred.c, mesh.c, hardware.c (module functions),
- * module.c (the module). Single-phase initialisation: one copy of this state per process.
+ * callbacks.c (trampolines), executor.c, deferred.c, vram.c (the Executor's GPU verbs),
+ * arena.c (uform.Arena), mesh.c, hardware.c (module functions), module.c (the module).
+ * Single-phase initialisation: one copy of this state per process.
  */
 #ifndef UFORM_PYTHON_BINDING_H
 #define UFORM_PYTHON_BINDING_H
@@ -52,6 +53,11 @@ int parse_enum(PyObject *object, const char *name, const char *argument, long lo
 int parse_size(PyObject *object, const char *argument, size_t *value);
 int parse_address(PyObject *object, const char *argument, void **address);
 int parse_ids(PyObject *object, const char *argument, int32_t **ids, size_t *count);
+/* A callable (TypeError otherwise). */
+int parse_callable(PyObject *object, const char *argument);
+/* The address of a C function (never a small number, a bool or an enum member) and, when
+ * `context_object` is given, an address handed to it unchanged. */
+int parse_native(PyObject *function_object, PyObject *context_object, void **function, void **context);
 
 /* ---- callbacks.c --------------------------------------------------------------------------- */
 
@@ -62,6 +68,8 @@ typedef struct call_context_t {
     PyObject *error;    /* the first exception raised, guarded by the GIL */
     atomic_int failed;  /* read without the GIL so later tasks skip taking it */
     void *owner;        /* the ExecutorObject running the call */
+    uform_executor_t *executor; /* its C executor, for device functions asking for scratch or staging
+                                   while a close is under way; NULL for host verbs */
 } call_context_t;
 
 /* The executor whose Python callback this thread is running, if any: a callback calling back
@@ -71,6 +79,9 @@ extern _Thread_local void *running_callback_of;
 uform_status_t task_trampoline(void *context, size_t task, size_t thread);
 uform_status_t slice_trampoline(void *context, size_t first, size_t count, size_t thread);
 void progress_trampoline(void *opaque, size_t done, size_t total);
+/* Calls context->function(slot) with a uform.DeviceSlot; staging views made during it are
+ * released when it returns. */
+uform_status_t device_trampoline(void *context, const uform_device_slot_t *slot);
 void context_clear(call_context_t *context);
 /* Raises the recorded exception, if any; answers 1 when it did. */
 int raise_recorded(call_context_t *context);
@@ -136,6 +147,47 @@ DeferredObject *deferred_new(PyObject *executor, PyObject *function, PyObject *p
 void deferred_discard(DeferredObject *self);
 /* Resets the reaper in a fork()ed child, where its thread does not exist. */
 void deferred_atfork_child(void);
+
+/* ---- vram.c -------------------------------------------------------------------------------- */
+
+extern PyTypeObject *DeviceSlotType;
+extern PyStructSequence_Desc DeviceSlot_desc;
+
+/* A new uform.DeviceSlot for `slot`, or NULL with an exception set. */
+PyObject *device_slot_new(const uform_device_slot_t *slot);
+/* What a device function's thread keeps while it runs: the C executor and the staging views it
+ * made; device_function_leave releases those views. */
+typedef struct device_function_scope_t {
+    void *owner;
+    uform_executor_t *executor;
+    PyObject *staging_views; /* a list, or NULL */
+    struct device_function_scope_t *outer;
+} device_function_scope_t;
+void device_function_enter(device_function_scope_t *scope, void *owner, uform_executor_t *executor);
+void device_function_leave(device_function_scope_t *scope);
+
+/* The Executor's GPU methods and attribute, listed in executor.c's tables. */
+PyObject *Executor_for_devices(ExecutorObject *self, PyObject *args, PyObject *kwargs);
+PyObject *Executor_for_devices_native(ExecutorObject *self, PyObject *args, PyObject *kwargs);
+PyObject *Executor_copy_to_device(ExecutorObject *self, PyObject *args, PyObject *kwargs);
+PyObject *Executor_copy_to_host(ExecutorObject *self, PyObject *args, PyObject *kwargs);
+PyObject *Executor_device_scratch(ExecutorObject *self, PyObject *args, PyObject *kwargs);
+PyObject *Executor_staging(ExecutorObject *self, PyObject *args, PyObject *kwargs);
+PyObject *Executor_get_devices(ExecutorObject *self, void *unused);
+PyObject *Executor_get_gpu_class(ExecutorObject *self, void *unused);
+extern const char Executor_for_devices_doc[], Executor_for_devices_native_doc[], Executor_copy_to_device_doc[],
+    Executor_copy_to_host_doc[], Executor_device_scratch_doc[], Executor_staging_doc[];
+
+#define EXECUTOR_VRAM_METHOD_(name)                                                                      \
+    {#name, (PyCFunction)(void (*)(void))Executor_##name, METH_VARARGS | METH_KEYWORDS, Executor_##name##_doc}
+#define EXECUTOR_VRAM_METHODS                                                                            \
+    EXECUTOR_VRAM_METHOD_(for_devices), EXECUTOR_VRAM_METHOD_(for_devices_native),                     \
+        EXECUTOR_VRAM_METHOD_(copy_to_device), EXECUTOR_VRAM_METHOD_(copy_to_host),                    \
+        EXECUTOR_VRAM_METHOD_(device_scratch), EXECUTOR_VRAM_METHOD_(staging)
+
+/* ---- arena.c ------------------------------------------------------------------------------- */
+
+extern PyTypeObject ArenaType;
 
 /* ---- mesh.c -------------------------------------------------------------------------------- */
 

@@ -60,6 +60,43 @@ uform_status_t slice_trampoline(void *context, size_t first, size_t count, size_
     return call_python(context, first, count, thread, 3);
 }
 
+uform_status_t device_trampoline(void *opaque, const uform_device_slot_t *slot) {
+    call_context_t *context = opaque;
+    if (atomic_load_explicit(&context->failed, memory_order_relaxed)) return UFORM_STATUS_CALLBACK_FAILED;
+    if (interpreter_finalizing()) return UFORM_STATUS_CALLBACK_FAILED;
+    PyGILState_STATE gil = PyGILState_Ensure();
+    uform_status_t status = UFORM_STATUS_OK;
+    PyObject *argument = device_slot_new(slot);
+    PyObject *result = NULL;
+    if (argument) {
+        void *outer = running_callback_of;
+        device_function_scope_t scope;
+        running_callback_of = context->owner;
+        device_function_enter(&scope, context->owner, context->executor);
+        result = PyObject_CallOneArg(context->function, argument);
+        if (result) { /* the views die with the call; a failure to release one is the call's */
+            device_function_leave(&scope);
+            if (PyErr_Occurred()) Py_CLEAR(result);
+        } else { /* keep the function's own exception, not one from releasing */
+            PyObject *type, *value, *traceback;
+            PyErr_Fetch(&type, &value, &traceback);
+            device_function_leave(&scope);
+            PyErr_Clear();
+            PyErr_Restore(type, value, traceback);
+        }
+        running_callback_of = outer;
+        Py_DECREF(argument);
+    }
+    if (result) {
+        Py_DECREF(result);
+    } else {
+        record_error(context);
+        status = UFORM_STATUS_CALLBACK_FAILED;
+    }
+    PyGILState_Release(gil);
+    return status;
+}
+
 void progress_trampoline(void *opaque, size_t done, size_t total) {
     call_context_t *context = opaque;
     if (atomic_load_explicit(&context->failed, memory_order_relaxed) || interpreter_finalizing()) return;

@@ -435,7 +435,7 @@ static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject 
     uform_call_t call = UFORM_CALL_INIT;
     uform_status_t status;
     if (!deferred) {
-        call_context_t context = {python_function, progress, NULL, 0, self};
+        call_context_t context = {python_function, progress, NULL, 0, self, NULL};
         call.progress = progress ? progress_trampoline : NULL;
         call.progress_context = &context;
         void *task_context = python_function ? (void *)&context : native_context;
@@ -479,14 +479,6 @@ static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject 
     /* Tracked once its handle is set: the collector reads it to tell a running call. */
     PyObject_GC_Track(handle);
     return (PyObject *)handle;
-}
-
-static int parse_callable(PyObject *object, const char *argument) {
-    if (!PyCallable_Check(object)) {
-        PyErr_Format(PyExc_TypeError, "%s must be callable, not %.100s", argument, Py_TYPE(object)->tp_name);
-        return -1;
-    }
-    return 0;
 }
 
 PyDoc_STRVAR(Executor_for_n_doc,
@@ -545,26 +537,6 @@ static PyObject *Executor_for_slices(ExecutorObject *self, PyObject *args, PyObj
     size_t n;
     if (parse_size(n_object, "n", &n) < 0 || parse_callable(function, "fn") < 0) return NULL;
     return run_verb(self, VERB_FOR_SLICES, n, function, NULL, NULL, NULL, deferred, progress);
-}
-
-/* Native verbs: `function` is the address of a C function (a ctypes CFUNCTYPE cast to an int,
- * a symbol from a cffi or ctypes library), `context` an address handed to it unchanged. */
-static int parse_native(PyObject *function_object, PyObject *context_object, void **function, void **context) {
-    if (PyBool_Check(function_object) || (PyLong_Check(function_object) && !PyLong_CheckExact(function_object) &&
-                                          PyObject_HasAttrString(function_object, "_value_"))) {
-        PyErr_SetString(PyExc_TypeError, "function must be an address (int), not a flag or an enum member");
-        return -1;
-    }
-    if (parse_address(function_object, "function", function) < 0) return -1;
-    /* Linux never maps the lowest 64 KiB (vm.mmap_min_addr), so no code lives there: a small
-     * number is a mistake (a task index, an enum value), refused rather than jumped to. */
-    if ((uintptr_t)*function < 65536) {
-        PyErr_Format(PyExc_ValueError, "function must be the address of a C function, not %zu",
-                     (size_t)(uintptr_t)*function);
-        return -1;
-    }
-    if (context_object && parse_address(context_object, "context", context) < 0) return -1;
-    return 0;
 }
 
 PyDoc_STRVAR(Executor_for_n_native_doc,
@@ -654,6 +626,10 @@ static PyObject *Executor_get_closed(ExecutorObject *self, void *unused) { retur
 static PyObject *Executor_repr(ExecutorObject *self) {
     if (self->closed || !self->executor) return PyUnicode_FromFormat("<%s closed>", Py_TYPE(self)->tp_name);
     const char *name = uform_cpu_class_name(uform_executor_cpu_class(self->executor));
+    size_t devices = uform_executor_devices(self->executor);
+    if (devices)
+        return PyUnicode_FromFormat("<%s devices=%zu threads=%zu cpu_class=%s>", Py_TYPE(self)->tp_name, devices,
+                                    uform_executor_threads(self->executor), name ? name : "?");
     return PyUnicode_FromFormat("<%s threads=%zu cpu_class=%s>", Py_TYPE(self)->tp_name,
                                 uform_executor_threads(self->executor), name ? name : "?");
 }
@@ -677,6 +653,7 @@ static PyMethodDef Executor_methods[] = {
      Executor_for_threads_native_doc},
     {"for_slices_native", (PyCFunction)(void (*)(void))Executor_for_slices_native, METH_VARARGS | METH_KEYWORDS,
      Executor_for_slices_native_doc},
+    EXECUTOR_VRAM_METHODS,
     {"close", (PyCFunction)Executor_close, METH_NOARGS, Executor_close_doc},
     {"__enter__", (PyCFunction)Executor_enter, METH_NOARGS, Executor_enter_doc},
     {"__exit__", (PyCFunction)(void (*)(void))Executor_exit, METH_FASTCALL, Executor_exit_doc},
@@ -688,6 +665,12 @@ static PyGetSetDef Executor_getset[] = {
     {"cpu_class", (getter)Executor_get_cpu_class, NULL, "The class its calls dispatch as: the pin or the derived one.",
      NULL},
     {"mood", (getter)Executor_get_mood, NULL, "What idle workers do between calls.", NULL},
+    {"devices", (getter)Executor_get_devices, NULL,
+     "Devices it drives: 0 for a RAM executor. Calls uform_executor_devices.", NULL},
+    {"gpu_class", (getter)Executor_get_gpu_class, NULL,
+     "The class its device calls dispatch as: the pin or the devices' common one; None for a RAM executor or "
+     "devices without one. Calls uform_executor_gpu_class.",
+     NULL},
     {"closed", (getter)Executor_get_closed, NULL, "Whether it was closed.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -26,11 +26,13 @@ PyMODINIT_FUNC PyInit_lib(void) {
     if (add_errors(module) < 0) goto fail;
     if (!GPUDeviceType) GPUDeviceType = PyStructSequence_NewType(&GPUDevice_desc);
     if (!MeshDescriptionType) MeshDescriptionType = PyStructSequence_NewType(&MeshDescription_desc);
-    if (!GPUDeviceType || !MeshDescriptionType) goto fail;
+    if (!DeviceSlotType) DeviceSlotType = PyStructSequence_NewType(&DeviceSlot_desc);
+    if (!GPUDeviceType || !MeshDescriptionType || !DeviceSlotType) goto fail;
     if (PyModule_AddObjectRef(module, "GPUDevice", (PyObject *)GPUDeviceType) < 0 ||
-        PyModule_AddObjectRef(module, "MeshDescription", (PyObject *)MeshDescriptionType) < 0)
+        PyModule_AddObjectRef(module, "MeshDescription", (PyObject *)MeshDescriptionType) < 0 ||
+        PyModule_AddObjectRef(module, "DeviceSlot", (PyObject *)DeviceSlotType) < 0)
         goto fail;
-    PyTypeObject *types[] = {&ExecutorType, &DeferredType, &MeshOptionsType, &MeshType};
+    PyTypeObject *types[] = {&ExecutorType, &DeferredType, &ArenaType, &MeshOptionsType, &MeshType};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i)
         if (PyModule_AddType(module, types[i]) < 0) goto fail;
     if (PyModule_AddStringConstant(module, "VERSION", uform_version()) < 0 ||

@@ -1,0 +1,436 @@
+/* uform.lib: The Executor's GPU verbs: device functions, staged copies, device scratch and staging. */
+#include "binding.h"
+
+PyTypeObject *DeviceSlotType;
+
+static PyStructSequence_Field DeviceSlot_fields[] = {
+    {"device", "Its index among the executor's devices."},
+    {"ordinal", "Its position in uform.gpu_devices()."},
+    {"vendor", "The vendor whose runtime the handles below belong to."},
+    {"native_device", "The CUdevice, or the HIP device id."},
+    {"native_context", "CUDA: the primary CUcontext, current on this thread; HIP: 0."},
+    {"stream", "The executor's CUstream or hipStream_t on this device, as an int."},
+    {"thread", "The host thread (logical slot) running the function."},
+    {NULL, NULL},
+};
+
+PyStructSequence_Desc DeviceSlot_desc = {
+    "uform.lib.DeviceSlot", "One device of a VRAM executor, as a device function is given it; valid during the call.",
+    DeviceSlot_fields, 7};
+
+PyObject *device_slot_new(const uform_device_slot_t *slot) {
+    PyObject *result = PyStructSequence_New(DeviceSlotType);
+    if (!result) return NULL;
+    PyObject *items[7] = {
+        PyLong_FromSize_t(slot->device),
+        PyLong_FromLong((long)slot->ordinal),
+        enum_member("GPUVendor", (long)slot->vendor),
+        PyLong_FromLong((long)slot->native_device),
+        PyLong_FromSize_t((size_t)(uintptr_t)slot->native_context),
+        PyLong_FromSize_t((size_t)(uintptr_t)slot->stream),
+        PyLong_FromSize_t(slot->thread),
+    };
+    return structseq_filled(result, items, 7);
+}
+
+/* ---- the device function a thread is running ------------------------------------------------ */
+
+/* Innermost first: a device function may run another executor's call whose device function runs
+ * on this same thread. */
+static _Thread_local device_function_scope_t *device_functions;
+
+void device_function_enter(device_function_scope_t *scope, void *owner, uform_executor_t *executor) {
+    scope->owner = owner;
+    scope->executor = executor;
+    scope->staging_views = NULL;
+    scope->outer = device_functions;
+    device_functions = scope;
+}
+
+/* ---- staging views: a buffer that stops exporting when its device function returns ---------- */
+
+typedef struct {
+    PyObject_HEAD
+    char *memory;
+    Py_ssize_t bytes;
+    Py_ssize_t exports;
+    int valid; /* cleared when the device function that asked for it returns */
+} StagingObject;
+
+static int Staging_getbuffer(StagingObject *self, Py_buffer *view, int flags) {
+    if (!self->valid) {
+        PyErr_SetString(PyExc_BufferError, "staging memory is only valid inside the device function that asked for it");
+        view->obj = NULL;
+        return -1;
+    }
+    if (PyBuffer_FillInfo(view, (PyObject *)self, self->memory, self->bytes, 0, flags) < 0) return -1;
+    self->exports++;
+    return 0;
+}
+
+static void Staging_releasebuffer(StagingObject *self, Py_buffer *view) { self->exports--; }
+
+static PyBufferProcs Staging_buffer = {
+    .bf_getbuffer = (getbufferproc)Staging_getbuffer,
+    .bf_releasebuffer = (releasebufferproc)Staging_releasebuffer,
+};
+
+static PyTypeObject StagingType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "uform.lib._Staging",
+    .tp_basicsize = sizeof(StagingObject),
+    .tp_as_buffer = &Staging_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Pinned staging memory lent to one device function.",
+};
+
+/* A writable memoryview of `bytes` at `memory`, recorded in `scope` to end with it. */
+static PyObject *staging_view(device_function_scope_t *scope, void *memory, size_t bytes) {
+    if (!(StagingType.tp_flags & Py_TPFLAGS_READY) && PyType_Ready(&StagingType) < 0) return NULL;
+    if (!scope->staging_views && !(scope->staging_views = PyList_New(0))) return NULL;
+    StagingObject *staging = PyObject_New(StagingObject, &StagingType);
+    if (!staging) return NULL;
+    staging->memory = memory;
+    staging->bytes = (Py_ssize_t)bytes;
+    staging->exports = 0;
+    staging->valid = 1;
+    PyObject *view = PyMemoryView_FromObject((PyObject *)staging);
+    Py_DECREF(staging); /* the view holds it */
+    if (view && PyList_Append(scope->staging_views, view) < 0) Py_CLEAR(view);
+    return view;
+}
+
+void device_function_leave(device_function_scope_t *scope) {
+    device_functions = scope->outer;
+    PyObject *views = scope->staging_views;
+    scope->staging_views = NULL;
+    if (!views) return;
+    /* Each view handed out is released (a later access raises ValueError); a buffer taken from
+     * it or a slice of it cannot be revoked, so one still alive fails the call instead. */
+    Py_ssize_t leaked = 0;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(views); ++i) {
+        PyObject *view = PyList_GET_ITEM(views, i);
+        StagingObject *staging = (StagingObject *)Py_NewRef(PyMemoryView_GET_BUFFER(view)->obj);
+        staging->valid = 0;
+        PyObject *result = PyObject_CallMethod(view, "release", NULL);
+        if (result)
+            Py_DECREF(result);
+        else
+            PyErr_Clear(); /* exported further: counted below */
+        leaked += staging->exports > 0;
+        Py_DECREF(staging);
+    }
+    Py_DECREF(views);
+    if (leaked)
+        PyErr_Format(PyExc_BufferError,
+                     "%zd staging view%s outlived the device function that asked for %s; copy what is needed "
+                     "before returning",
+                     leaked, leaked == 1 ? "" : "s", leaked == 1 ? "it" : "them");
+}
+
+/* The C executor of the device function this thread is running for `owner`, else NULL. */
+static uform_executor_t *running_device_executor(void *owner) {
+    for (device_function_scope_t *scope = device_functions; scope; scope = scope->outer)
+        if (scope->owner == owner) return scope->executor;
+    return NULL;
+}
+
+/* The C executor for scratch and staging: the one whose device function is running on this
+ * thread (a close may be under way then), else an open one. */
+static uform_executor_t *scope_executor(ExecutorObject *self) {
+    uform_executor_t *executor = running_device_executor(self);
+    if (executor) return executor;
+    if (executor_open(self) < 0) return NULL;
+    return self->executor;
+}
+
+/* ---- one call, synchronous or deferred --------------------------------------------------------- */
+
+typedef enum gpu_verb_t { GPU_FOR_DEVICES, GPU_COPY_TO_DEVICE, GPU_COPY_TO_HOST } gpu_verb_t;
+
+typedef struct gpu_request_t {
+    gpu_verb_t verb;
+    uform_device_function_t function; /* for_devices */
+    void *context;
+    size_t device; /* copies */
+    void *device_pointer;
+    void *host;
+    size_t bytes;
+} gpu_request_t;
+
+static uform_status_t gpu_dispatch(uform_executor_t *executor, const uform_call_t *call, const gpu_request_t *r) {
+    switch (r->verb) {
+    case GPU_FOR_DEVICES: return uform_executor_for_devices(executor, call, r->function, r->context);
+    case GPU_COPY_TO_DEVICE:
+        return uform_executor_copy_to_device(executor, call, r->device, r->device_pointer, r->host, r->bytes);
+    case GPU_COPY_TO_HOST:
+        return uform_executor_copy_to_host(executor, call, r->host, r->device, r->device_pointer, r->bytes);
+    }
+    return UFORM_STATUS_INVALID_ARGUMENT;
+}
+
+/* Runs one GPU verb. `python_function` (for_devices with a callable) replaces request->function
+ * and request->context by the trampoline and its context; `keep` stays alive until a deferred call
+ * ends (a copy's buffer, a native context's owner). */
+static PyObject *gpu_run(ExecutorObject *self, gpu_request_t *request, PyObject *python_function, PyObject *keep,
+                         int deferred, PyObject *progress, const char *verb) {
+    if (progress == Py_None) progress = NULL;
+    if (progress && !PyCallable_Check(progress)) {
+        PyErr_Format(PyExc_TypeError, "progress must be callable or None, not %.100s", Py_TYPE(progress)->tp_name);
+        return NULL;
+    }
+    if (keep == Py_None) keep = NULL;
+    if (executor_check(self) < 0) return NULL;
+    if (python_function) request->function = device_trampoline;
+
+    uform_call_t call = UFORM_CALL_INIT;
+    uform_status_t status;
+    if (!deferred) {
+        call_context_t context = {python_function, progress, NULL, 0, self, self->executor};
+        call.progress = progress ? progress_trampoline : NULL;
+        call.progress_context = &context;
+        if (python_function) request->context = &context;
+        self->busy++;
+        Py_BEGIN_ALLOW_THREADS
+        status = gpu_dispatch(self->executor, progress ? &call : NULL, request);
+        Py_END_ALLOW_THREADS
+        self->busy--;
+        if (context.error) {
+            raise_recorded(&context);
+            Py_DECREF(context.error);
+            return NULL;
+        }
+        if (status != UFORM_STATUS_OK) return raise_status(status);
+        Py_RETURN_NONE;
+    }
+
+    DeferredObject *handle = deferred_new((PyObject *)self, python_function, progress, keep, verb);
+    if (!handle) return NULL;
+    call_context_t *context = &handle->call->context;
+    context->executor = self->executor;
+    call.deferred = &handle->call->handle;
+    call.progress = progress ? progress_trampoline : NULL;
+    call.progress_context = context;
+    if (python_function) request->context = context;
+    self->busy++;
+    Py_BEGIN_ALLOW_THREADS
+    status = gpu_dispatch(self->executor, &call, request);
+    Py_END_ALLOW_THREADS
+    self->busy--;
+    if (status != UFORM_STATUS_OK) {
+        deferred_discard(handle);
+        raise_status(status);
+        Py_DECREF(handle);
+        return NULL;
+    }
+    PyObject_GC_Track(handle); /* tracked once its handle is set, as run_verb does */
+    return (PyObject *)handle;
+}
+
+/* ---- device functions ------------------------------------------------------------------------ */
+
+const char Executor_for_devices_doc[] =
+    "for_devices($self, /, fn, *, deferred=False, progress=None)\n"
+    "--\n\n"
+    "Calls fn(slot) once for every device of a VRAM executor, in parallel on its host threads,\n"
+    "with slot a uform.DeviceSlot and that device's context current.\n\n"
+    "fn may enqueue work on slot.stream (its own kernels, a framework's external stream) and ask\n"
+    "for device_scratch() and staging(); the call ends once every fn returned and every stream\n"
+    "drained. fn runs holding the GIL; the first exception it raises fails the call and is raised\n"
+    "again here. Progress counts devices finished.\n\n"
+    "Calls uform_executor_for_devices.";
+
+PyObject *Executor_for_devices(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"fn", "deferred", "progress", NULL};
+    PyObject *function, *progress = Py_None;
+    int deferred = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$pO:for_devices", keywords, &function, &deferred, &progress))
+        return NULL;
+    if (parse_callable(function, "fn") < 0) return NULL;
+    gpu_request_t request = {.verb = GPU_FOR_DEVICES};
+    return gpu_run(self, &request, function, NULL, deferred, progress, "for_devices");
+}
+
+const char Executor_for_devices_native_doc[] =
+    "for_devices_native($self, /, function, context=0, *, deferred=False, progress=None, keep=None)\n"
+    "--\n\n"
+    "As for_devices, calling the C function at address `function`, a uform_device_function_t\n"
+    "`uform_status_t (*)(void *context, const uform_device_slot_t *device)`, with `context`,\n"
+    "without the GIL. A deferred call keeps `keep` alive until the Deferred is released; the\n"
+    "memory `context` points to must stay valid that long.\n\n"
+    "Calls uform_executor_for_devices.";
+
+PyObject *Executor_for_devices_native(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"function", "context", "deferred", "progress", "keep", NULL};
+    PyObject *function_object, *context_object = NULL, *progress = Py_None, *keep = Py_None;
+    int deferred = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$pOO:for_devices_native", keywords, &function_object,
+                                     &context_object, &deferred, &progress, &keep))
+        return NULL;
+    void *function = NULL, *context = NULL;
+    if (parse_native(function_object, context_object, &function, &context) < 0) return NULL;
+    gpu_request_t request = {.verb = GPU_FOR_DEVICES, .function = (uform_device_function_t)function,
+                             .context = context};
+    return gpu_run(self, &request, NULL, keep, deferred, progress, "for_devices_native");
+}
+
+/* ---- staged copies --------------------------------------------------------------------------- */
+
+/* A memoryview holding `object`'s buffer exported (so a bytearray cannot resize and an arena
+ * cannot close) for as long as the copy may touch it. */
+static PyObject *copy_buffer(PyObject *object, const char *argument, int writable) {
+    if (!PyObject_CheckBuffer(object)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a %sbuffer (bytes%s, a numpy array, ...), not %.100s", argument,
+                     writable ? "writable " : "", writable ? "array, bytearray" : ", bytearray",
+                     Py_TYPE(object)->tp_name);
+        return NULL;
+    }
+    PyObject *view = PyMemoryView_FromObject(object);
+    if (!view) return NULL;
+    Py_buffer *buffer = PyMemoryView_GET_BUFFER(view);
+    if (writable && buffer->readonly) {
+        PyErr_Format(PyExc_TypeError, "%s must be a writable buffer, not a read-only %.100s", argument,
+                     Py_TYPE(object)->tp_name);
+        Py_DECREF(view);
+        return NULL;
+    }
+    if (!PyBuffer_IsContiguous(buffer, 'C')) {
+        PyErr_Format(PyExc_ValueError, "%s must be C-contiguous", argument);
+        Py_DECREF(view);
+        return NULL;
+    }
+    return view;
+}
+
+static PyObject *run_copy(ExecutorObject *self, gpu_verb_t verb, PyObject *buffer_object, PyObject *device_object,
+                          PyObject *pointer_object, int deferred, PyObject *progress) {
+    const char *name = verb == GPU_COPY_TO_DEVICE ? "copy_to_device" : "copy_to_host";
+    gpu_request_t request = {.verb = verb};
+    if (parse_size(device_object, "device", &request.device) < 0 ||
+        parse_address(pointer_object, "device_pointer", &request.device_pointer) < 0)
+        return NULL;
+    PyObject *view = copy_buffer(buffer_object, verb == GPU_COPY_TO_DEVICE ? "source" : "destination",
+                                 verb == GPU_COPY_TO_HOST);
+    if (!view) return NULL;
+    Py_buffer *buffer = PyMemoryView_GET_BUFFER(view);
+    request.host = buffer->buf;
+    request.bytes = (size_t)buffer->len;
+    PyObject *result = gpu_run(self, &request, NULL, view, deferred, progress, name);
+    Py_DECREF(view); /* a deferred call holds its own reference until it ends */
+    return result;
+}
+
+const char Executor_copy_to_device_doc[] =
+    "copy_to_device($self, /, device, device_pointer, source, *, deferred=False, progress=None)\n"
+    "--\n\n"
+    "Copies the bytes of `source`, any C-contiguous buffer (bytes, bytearray, a numpy array, a\n"
+    "host Arena), to `device_pointer` on the executor's device `device`.\n\n"
+    "Pageable memory is staged through pinned buffers, double-buffered. The GIL is released while\n"
+    "it runs; a deferred call keeps `source` exported until it ends. Progress counts bytes.\n\n"
+    "Calls uform_executor_copy_to_device.";
+
+PyObject *Executor_copy_to_device(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"device", "device_pointer", "source", "deferred", "progress", NULL};
+    PyObject *device_object, *pointer_object, *source, *progress = Py_None;
+    int deferred = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$pO:copy_to_device", keywords, &device_object,
+                                     &pointer_object, &source, &deferred, &progress))
+        return NULL;
+    return run_copy(self, GPU_COPY_TO_DEVICE, source, device_object, pointer_object, deferred, progress);
+}
+
+const char Executor_copy_to_host_doc[] =
+    "copy_to_host($self, /, destination, device, device_pointer, *, deferred=False, progress=None)\n"
+    "--\n\n"
+    "Copies len(destination) bytes from `device_pointer` on the executor's device `device` into\n"
+    "`destination`, a writable C-contiguous buffer (bytearray, a numpy array, a host Arena).\n\n"
+    "The GIL is released while it runs; a deferred call keeps `destination` exported until it\n"
+    "ends, and its bytes are only complete then. Progress counts bytes.\n\n"
+    "Calls uform_executor_copy_to_host.";
+
+PyObject *Executor_copy_to_host(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"destination", "device", "device_pointer", "deferred", "progress", NULL};
+    PyObject *destination, *device_object, *pointer_object, *progress = Py_None;
+    int deferred = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO|$pO:copy_to_host", keywords, &destination, &device_object,
+                                     &pointer_object, &deferred, &progress))
+        return NULL;
+    return run_copy(self, GPU_COPY_TO_HOST, destination, device_object, pointer_object, deferred, progress);
+}
+
+/* ---- scratch and staging, from inside a device function ----------------------------------------- */
+
+static int parse_device_bytes(PyObject *args, PyObject *kwargs, const char *format, size_t *device, size_t *bytes) {
+    static char *keywords[] = {"device", "nbytes", NULL};
+    PyObject *device_object, *bytes_object;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, &device_object, &bytes_object)) return -1;
+    if (parse_size(device_object, "device", device) < 0 || parse_size(bytes_object, "nbytes", bytes) < 0) return -1;
+    return 0;
+}
+
+const char Executor_device_scratch_doc[] =
+    "device_scratch($self, /, device, nbytes)\n"
+    "--\n\n"
+    "The address of at least `nbytes` of device memory on `device`, 256-byte aligned, grown to a\n"
+    "high-water mark and kept until the executor closes. Call it from the device function given\n"
+    "slot.device == device; growing replaces the buffer, so an address from an earlier, smaller\n"
+    "request is then invalid. Past the executor's scratch_limit it raises OutOfMemoryError.\n\n"
+    "Calls uform_executor_device_scratch.";
+
+PyObject *Executor_device_scratch(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
+    size_t device, bytes;
+    if (parse_device_bytes(args, kwargs, "OO:device_scratch", &device, &bytes) < 0) return NULL;
+    uform_executor_t *executor = scope_executor(self);
+    if (!executor) return NULL;
+    void *scratch = NULL;
+    uform_status_t status;
+    Py_BEGIN_ALLOW_THREADS
+    status = uform_executor_device_scratch(executor, device, bytes, &scratch);
+    Py_END_ALLOW_THREADS
+    if (status != UFORM_STATUS_OK) return raise_status(status);
+    return PyLong_FromSize_t((size_t)(uintptr_t)scratch);
+}
+
+const char Executor_staging_doc[] =
+    "staging($self, /, device, nbytes)\n"
+    "--\n\n"
+    "A writable memoryview of `nbytes` of the pinned host staging of `device`, grown to a\n"
+    "high-water mark. Call it from the device function given slot.device == device. The memory\n"
+    "is lent to that function only: a view (or a slice, or a numpy array over it) still alive when\n"
+    "it returns fails the call with BufferError, and a later, larger request replaces the memory\n"
+    "under an earlier view.\n\n"
+    "Calls uform_executor_staging.";
+
+PyObject *Executor_staging(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
+    size_t device, bytes;
+    if (parse_device_bytes(args, kwargs, "OO:staging", &device, &bytes) < 0) return NULL;
+    if (bytes > (size_t)PY_SSIZE_T_MAX) {
+        PyErr_Format(PyExc_ValueError, "nbytes is too large: %zu", bytes);
+        return NULL;
+    }
+    uform_executor_t *executor = scope_executor(self);
+    if (!executor) return NULL;
+    void *staging = NULL;
+    uform_status_t status;
+    Py_BEGIN_ALLOW_THREADS
+    status = uform_executor_staging(executor, device, bytes, &staging);
+    Py_END_ALLOW_THREADS
+    if (status != UFORM_STATUS_OK) return raise_status(status);
+    /* The C library answers staging only to the device function of `device` on this thread. */
+    device_function_scope_t *scope = device_functions;
+    while (scope && scope->owner != (void *)self) scope = scope->outer;
+    if (!scope) {
+        PyErr_SetString(PyExc_RuntimeError, "staging() is only valid inside a device function of this executor");
+        return NULL;
+    }
+    return staging_view(scope, staging ? staging : (void *)"", bytes);
+}
+
+PyObject *Executor_get_gpu_class(ExecutorObject *self, void *unused) {
+    if (executor_open(self) < 0) return NULL;
+    return optional_enum_member("GPUClass", (long)uform_executor_gpu_class(self->executor));
+}
+
+PyObject *Executor_get_devices(ExecutorObject *self, void *unused) {
+    if (executor_open(self) < 0) return NULL;
+    return PyLong_FromSize_t(uform_executor_devices(self->executor));
+}
