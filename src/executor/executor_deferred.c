@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include <stdio.h>
+
 #include "core/memory.h"
 #include "executor/executor_internal.h"
 
@@ -16,6 +18,9 @@ static void release_handle(uform_deferred_t *deferred) {
 
 static void finish(uform_deferred_t *deferred, uform_status_t status) {
     deferred->status = status;
+    /* The running thread's own message, set during this call (cleared before it): the driver's
+     * error name of a GPU call, the verb's words otherwise. */
+    if (status != UFORM_STATUS_OK) snprintf(deferred->message, sizeof deferred->message, "%s", uform_last_error());
     atomic_store_explicit(&deferred->finished, 1, memory_order_release);
     uform__futex_wake((const uint32_t *)&deferred->finished, -1);
 }
@@ -84,6 +89,7 @@ void *uform__leader_main(void *argument) {
         uform__hold_leader_locked(executor, deferred->sequence);
         pthread_mutex_unlock(&executor->lock);
 
+        uform__fail(UFORM_STATUS_OK, "%s", ""); /* this call's message only */
         uform_status_t status = uform__run_job(executor, &deferred->job);
         /* A callback fork()ed and this is the child: it has no caller to return to, and the
          * parent's waiters are in another process. End it, as executor.h documents. */
@@ -144,7 +150,8 @@ uform_status_t uform_deferred_wait(uform_deferred_t *deferred, double timeout_se
     }
     uform_status_t status = deferred->status;
     if (status != UFORM_STATUS_OK)
-        uform__fail(status, "deferred call failed: %s", uform_status_message(status));
+        uform__fail(status, "deferred call failed: %s", deferred->message[0] ? deferred->message
+                                                                             : uform_status_message(status));
     return status;
 }
 

@@ -106,6 +106,9 @@ struct uform_deferred_t {
     uform__job_t job;
     _Atomic size_t done;
     uint64_t sequence;
+    /* The failure's detail as the thread that ran the call saw it (its last error is its own,
+     * thread-local): uform_deferred_wait hands it to the waiting thread. */
+    char message[256];
 };
 
 struct uform_executor_t {

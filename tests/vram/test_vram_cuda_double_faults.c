@@ -82,6 +82,7 @@ int main(void) {
     call.deferred = &deferred;
     CHECK_OK(uform_executor_for_n(executor, &call, 4, nothing, NULL)); /* queued... */
     CHECK_STATUS(uform_deferred_wait(deferred, -1), UFORM_STATUS_DEVICE_FAULT); /* ...and refused */
+    CHECK_ERROR_NAMES("CUDA_ERROR_ILLEGAL_ADDRESS"); /* the detail reaches the waiting thread */
     uform_deferred_free(deferred);
     CHECK_STATUS(uform_executor_drain(executor, UFORM_MOOD_PARKED), UFORM_STATUS_DEVICE_FAULT);
     uform_arena_t *another = NULL;
