@@ -1,4 +1,5 @@
 """The README's Python example runs as written (so the README cannot drift from the package)."""
+import os
 import pathlib
 import re
 import subprocess
@@ -17,3 +18,20 @@ def test_readme_python_example_runs(tmp_path):
                             cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "1000 / 1000" in result.stdout  # progress reached total
+
+
+def test_readme_python_gpu_example_runs_against_the_cuda_double(tmp_path, cuda_double):
+    """The README's second Python block, the GPU one, against the CUDA driver test double."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    gpu = [block for block in blocks if "for_vram" in block]
+    assert gpu, "the README shows a Python GPU example"
+    script = tmp_path / "gpu_example.py"
+    script.write_text(gpu[0])
+    environment = dict(os.environ, UFORM_CUDA_LIBRARY=str(cuda_double),
+                       UFORM_CUDA_DOUBLE_CONFIG="device cc=9.0 memory=256M;device cc=8.0 memory=256M")
+    result = subprocess.run([sys.executable, "-X", "dev", str(script)], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path, env=environment)
+    assert result.returncode == 0, result.stderr
+    assert "device 1 stream" in result.stdout
+    assert "round trips ok" in result.stdout
+    assert "Warning" not in result.stderr, result.stderr
