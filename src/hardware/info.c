@@ -150,9 +150,11 @@ static void write_text(writer_t *w, const uform__topology_t *t, const gpu_list_t
     for (size_t i = 0; i < gpus->count; i++) {
         const uform__gpu_detail_t *g = &gpus->items[i];
         const char *class_name = uform_gpu_class_name((uform_gpu_class_t)g->device.gpu_class);
-        put(w, "  GPU %zu: %s (%s %u, %s, compute %d.%d, %u SMs, %.1f GiB, PCI %s, ", i, g->device.name,
+        /* NVIDIA counts streaming multiprocessors, AMD compute units. */
+        const char *units = g->device.vendor == UFORM_GPU_VENDOR_AMD ? "CUs" : "SMs";
+        put(w, "  GPU %zu: %s (%s %u, %s, compute %d.%d, %u %s, %.1f GiB, PCI %s, ", i, g->device.name,
             vendor_name(g->device.vendor), g->device.vendor_ordinal, class_name ? class_name : "no class",
-            (int)g->compute_major, (int)g->compute_minor, g->device.compute_units,
+            (int)g->compute_major, (int)g->compute_minor, g->device.compute_units, units,
             (double)g->device.memory_bytes / (1024.0 * 1024 * 1024), g->pci_address);
         if (g->numa_node >= 0) put(w, "NUMA node %d)\n", (int)g->numa_node);
         else put(w, "NUMA node unknown)\n");

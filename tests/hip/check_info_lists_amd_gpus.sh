@@ -12,8 +12,8 @@ text=$($uform info)
 echo "$text"
 echo "$text" | grep -q "^GPUs:                   3$"
 echo "$text" | grep -q "^  GPU 0: NVIDIA H100 80GB HBM3 (nvidia 0, nvidia_hopper"
-echo "$text" | grep -q "^  GPU 1: AMD Instinct MI300X (amd 0, amd_cdna3, compute 9.4, 304 SMs, 192.0 GiB, PCI 0000:05:00.0, NUMA node"
-echo "$text" | grep -q "^  GPU 2: AMD Instinct MI355X (amd 1, amd_cdna4, compute 9.5, 256 SMs, 288.0 GiB, PCI 0000:c1:00.0, NUMA node"
+echo "$text" | grep -q "^  GPU 1: AMD Instinct MI300X (amd 0, amd_cdna3, compute 9.4, 304 CUs, 192.0 GiB, PCI 0000:05:00.0, NUMA node"
+echo "$text" | grep -q "^  GPU 2: AMD Instinct MI355X (amd 1, amd_cdna4, compute 9.5, 256 CUs, 288.0 GiB, PCI 0000:c1:00.0, NUMA node"
 $uform info --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
