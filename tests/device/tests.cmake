@@ -6,5 +6,5 @@ if(TARGET test_vram_any_driver)
   set_tests_properties(device.test_vram_any_driver PROPERTIES SKIP_RETURN_CODE 77 LABELS device)
   add_test(NAME device.test_vram_any_driver_cuda_double COMMAND test_vram_any_driver)
   set_tests_properties(device.test_vram_any_driver_cuda_double PROPERTIES TIMEOUT 300 LABELS gpu
-    ENVIRONMENT "UFORM_CUDA_LIBRARY=$<TARGET_FILE:uform_cuda_emulated>;UFORM_CUDA_DOUBLE_CONFIG=device cc=9.0 memory=2G\\;device cc=9.0 memory=2G")
+    ENVIRONMENT "UFORM_TEST_COPY_MIB=32;UFORM_CUDA_LIBRARY=$<TARGET_FILE:uform_cuda_emulated>;UFORM_CUDA_DOUBLE_CONFIG=device cc=9.0 memory=2G\\;device cc=9.0 memory=2G")
 endif()
