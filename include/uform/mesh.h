@@ -64,6 +64,16 @@ UFORM_API uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const 
 /** Copies the mesh's description. INVALID_ARGUMENT for NULL arguments. */
 UFORM_API uform_status_t uform_mesh_describe(const uform_mesh_t *mesh, uform_mesh_description_t *description);
 
+/**
+ * The NCCL communicator (an `ncclComm_t`) of this process's device `device` (its index among the
+ * executor's devices), spanning every GPU of the run: its rank is first_gpu_index + device, its
+ * size gpus_per_colocated_domain. Borrowed from the mesh: valid until uform_mesh_free, which
+ * destroys it; use it (collectives are NCCL's, not uform's) only while the mesh lives.
+ * @return OK; NOT_FOUND when the mesh has no data plane (no libnccl.so.2 in this process: the
+ *         message says why; the mesh itself formed); INVALID_ARGUMENT (NULL, device out of range).
+ */
+UFORM_API uform_status_t uform_mesh_communicator(const uform_mesh_t *mesh, size_t device, void **communicator);
+
 /** Leaves the mesh and releases it. NULL does nothing. */
 UFORM_API void uform_mesh_free(uform_mesh_t *mesh);
 

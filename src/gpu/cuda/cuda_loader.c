@@ -274,6 +274,20 @@ uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **out) {
     return UFORM_STATUS_OK;
 }
 
+uform_status_t uform__cuda_resolve(const char *base, int version, const char *symbol, void **pointer) {
+    const uform__cuda_t *driver = NULL;
+    *pointer = NULL;
+    uform_status_t status = uform__cuda_get(&driver);
+    if (status != UFORM_STATUS_OK) return status;
+    if (!driver) return uform__fail(UFORM_STATUS_NOT_FOUND, "no CUDA device: %s", note);
+    char why[400];
+    pthread_mutex_lock(&lock);
+    status = resolve(base, version, symbol, pointer, why, sizeof why);
+    pthread_mutex_unlock(&lock);
+    if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", why);
+    return UFORM_STATUS_OK;
+}
+
 const char *uform__cuda_note(void) {
     const uform__cuda_t *ignored;
     uform__cuda_get(&ignored);

@@ -61,6 +61,13 @@ uform_status_t uform__cuda_get(const uform__cuda_t **cuda);
  */
 uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **api);
 
+/**
+ * One optional entry point (base name at the CUDA version of its ABI, the versioned symbol for
+ * drivers without cuGetProcAddress), for features a driver may lack without failing the rest
+ * (multicast). UNSUPPORTED naming it when the driver lacks it; NOT_FOUND without devices.
+ */
+uform_status_t uform__cuda_resolve(const char *base, int version, const char *symbol, void **pointer);
+
 /** Why there are no CUDA devices, in words ("libcuda.so.1: cannot open ..."); "" when there are. */
 const char *uform__cuda_note(void);
 
