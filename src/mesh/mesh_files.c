@@ -1,0 +1,184 @@
+/* The rendezvous's files (mesh_files.h): every path is resolved against an open directory
+ * descriptor with O_NOFOLLOW, so a symbolic link planted in the job directory is never followed,
+ * and every file appears whole under its final name or not at all. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "mesh/mesh_files.h"
+#include "platform/platform.h"
+
+bool uform__mesh_job_name_ok(const char *job) {
+    size_t length = job ? strlen(job) : 0;
+    if (!length || length > 128 || !strcmp(job, ".") || !strcmp(job, "..")) return false;
+    for (size_t i = 0; i < length; i++) {
+        char c = job[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                  c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+uform_status_t uform__mesh_open_job(const char *directory, const char *job, bool create, bool *existed, int *job_fd,
+                                    const char *verb) {
+    *existed = false;
+    *job_fd = -1;
+    struct stat info;
+    if (stat(directory, &info) != 0)
+        return uform__fail_errno(errno == ENOENT ? UFORM_STATUS_NOT_FOUND : UFORM_STATUS_IO_ERROR, errno,
+                                 "%s: directory %s", verb, directory);
+    if (!S_ISDIR(info.st_mode))
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s is not a directory", verb, directory);
+    int base = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (base < 0) return uform__fail_errno(UFORM_STATUS_IO_ERROR, errno, "%s: cannot open %s", verb, directory);
+    if (create && mkdirat(base, job, 0700) != 0) {
+        int error = errno;
+        close(base);
+        if (error == EEXIST) {
+            *existed = true;
+            return UFORM_STATUS_OK;
+        }
+        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot create %s/%s", verb, directory, job);
+    }
+    int fd = openat(base, job, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int error = errno;
+    close(base);
+    if (fd < 0) {
+        if (error == ENOENT) return UFORM_STATUS_OK; /* not yet (*job_fd stays -1): the caller waits */
+        if (error == ELOOP || error == ENOTDIR) {
+            struct stat link_info;
+            int probe = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            bool is_link = probe >= 0 && fstatat(probe, job, &link_info, AT_SYMLINK_NOFOLLOW) == 0 &&
+                           S_ISLNK(link_info.st_mode);
+            if (probe >= 0) close(probe);
+            return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s/%s is %s, not the job's directory", verb,
+                               directory, job, is_link ? "a symbolic link" : "not a directory");
+        }
+        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot open %s/%s", verb, directory, job);
+    }
+    if (fstat(fd, &info) != 0 || info.st_uid != geteuid()) {
+        close(fd);
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s/%s belongs to user %u, not to this user (%u)", verb,
+                           directory, job, (unsigned)info.st_uid, (unsigned)geteuid());
+    }
+    *job_fd = fd;
+    return UFORM_STATUS_OK;
+}
+
+static bool write_all(int fd, const char *text, size_t length) {
+    while (length) {
+        ssize_t written = write(fd, text, length);
+        if (written < 0 && errno == EINTR) continue;
+        if (written <= 0) return false;
+        text += written;
+        length -= (size_t)written;
+    }
+    return true;
+}
+
+uform_status_t uform__mesh_write_new(int job_fd, const char *name, const char *text, bool *taken, char *holder,
+                                     const char *verb) {
+    *taken = false;
+    char temporary[256];
+    static _Atomic unsigned serial;
+    snprintf(temporary, sizeof temporary, ".%s.%ld.%u.tmp", name, (long)getpid(), atomic_fetch_add(&serial, 1));
+    int fd = openat(job_fd, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return uform__fail_errno(UFORM_STATUS_IO_ERROR, errno, "%s: cannot create %s", verb, temporary);
+    bool ok = write_all(fd, text, strlen(text)) && fsync(fd) == 0;
+    int error = errno;
+    close(fd);
+    if (!ok) {
+        unlinkat(job_fd, temporary, 0);
+        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot write %s", verb, name);
+    }
+    /* link() fails on an existing name, where rename() would replace it: the claim is exclusive. */
+    int linked = linkat(job_fd, temporary, job_fd, name, 0);
+    error = errno;
+    unlinkat(job_fd, temporary, 0);
+    if (linked != 0) {
+        if (error == EEXIST) {
+            *taken = true;
+            if (uform__mesh_read(job_fd, name, holder, verb) != UFORM_STATUS_OK) holder[0] = 0;
+            return UFORM_STATUS_OK;
+        }
+        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot publish %s", verb, name);
+    }
+    fsync(job_fd); /* the new name itself is durable before anyone is told to read it */
+    return UFORM_STATUS_OK;
+}
+
+uform_status_t uform__mesh_read(int job_fd, const char *name, char *text, const char *verb) {
+    int fd = openat(job_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return UFORM_STATUS_NOT_FOUND;
+        return uform__fail_errno(UFORM_STATUS_IO_ERROR, errno, "%s: cannot open %s", verb, name);
+    }
+    size_t length = 0;
+    for (;;) {
+        ssize_t got = read(fd, text + length, UFORM_MESH_FILE_MAX - 1 - length);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) {
+            int error = errno;
+            close(fd);
+            return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot read %s", verb, name);
+        }
+        if (got == 0 || (length += (size_t)got) == UFORM_MESH_FILE_MAX - 1) break;
+    }
+    close(fd);
+    text[length] = 0;
+    return UFORM_STATUS_OK;
+}
+
+bool uform__mesh_exists(int job_fd, const char *name) {
+    struct stat info;
+    return fstatat(job_fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+void uform__mesh_remove(int job_fd, const char *name) { unlinkat(job_fd, name, 0); }
+
+bool uform__mesh_field(const char *text, const char *key, char *value, size_t capacity) {
+    size_t key_length = strlen(key);
+    for (const char *line = text; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t length = end ? (size_t)(end - line) : strlen(line);
+        if (length > key_length && !strncmp(line, key, key_length) && line[key_length] == '=') {
+            size_t value_length = length - key_length - 1;
+            if (value_length >= capacity) return false;
+            memcpy(value, line + key_length + 1, value_length);
+            value[value_length] = 0;
+            return true;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return false;
+}
+
+bool uform__mesh_field_number(const char *text, const char *key, uint64_t *value) {
+    char digits[32];
+    if (!uform__mesh_field(text, key, digits, sizeof digits) || !digits[0]) return false;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long parsed = strtoull(digits, &end, 10);
+    if (errno || !end || *end || digits[0] == '-') return false;
+    *value = parsed;
+    return true;
+}
+
+bool uform__mesh_backoff(uint64_t deadline_ns, uint64_t *step_ns) {
+    uint64_t now = uform__now_ns();
+    if (now >= deadline_ns) return false;
+    if (!*step_ns) *step_ns = 1000000;
+    uint64_t pause = *step_ns < deadline_ns - now ? *step_ns : deadline_ns - now;
+    struct timespec sleep_for = {(time_t)(pause / 1000000000u), (long)(pause % 1000000000u)};
+    nanosleep(&sleep_for, NULL);
+    if (*step_ns < 50000000) *step_ns *= 2;
+    return true;
+}

@@ -1,0 +1,58 @@
+/* Internal: the rendezvous's files, all relative to the job directory's descriptor, so nothing is
+ * ever followed through a symbolic link once the directory is open. Written whole (temporary
+ * file, fsync, link to the final name, which fails if it exists), mode 0600, read by opening the
+ * path: what NFS supports without locks or inotify. */
+#ifndef UFORM_MESH_FILES_H
+#define UFORM_MESH_FILES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uform.h"
+
+/** The largest file the rendezvous writes or reads. */
+#define UFORM_MESH_FILE_MAX 4096
+
+/** A job's name is plain: [A-Za-z0-9._-], 1 to 128 bytes, not "." or "..". */
+bool uform__mesh_job_name_ok(const char *job);
+
+/**
+ * Opens `directory` (which must exist and be a directory) and its `job` entry. With `create`, the
+ * job directory is made (mode 0700) and must not exist yet: EEXIST answers *existed = true and
+ * opens nothing. Without it, a missing job directory answers OK with *job_fd -1 (the caller waits).
+ * The job directory must be a real directory (not a symbolic link) owned by this user.
+ * On OK, *job_fd is the job directory's descriptor (close it).
+ */
+uform_status_t uform__mesh_open_job(const char *directory, const char *job, bool create, bool *existed, int *job_fd,
+                                    const char *verb);
+
+/**
+ * Writes `text` as the file `name` in the job directory, whole: a temporary file created
+ * exclusively (O_EXCL, O_NOFOLLOW, 0600), fsync'ed, then linked to `name`. If `name` exists,
+ * nothing is replaced: *taken = true and `holder` (UFORM_MESH_FILE_MAX bytes) receives what it
+ * holds. IO_ERROR with errno's text on failure.
+ */
+uform_status_t uform__mesh_write_new(int job_fd, const char *name, const char *text, bool *taken, char *holder,
+                                     const char *verb);
+
+/** Reads the whole file `name` (NUL-terminated into `text`, UFORM_MESH_FILE_MAX bytes). NOT_FOUND
+ *  quietly when it does not exist yet; IO_ERROR otherwise. */
+uform_status_t uform__mesh_read(int job_fd, const char *name, char *text, const char *verb);
+
+/** True when `name` exists in the job directory (a stat, no read). */
+bool uform__mesh_exists(int job_fd, const char *name);
+
+/** Removes `name` (missing is fine). */
+void uform__mesh_remove(int job_fd, const char *name);
+
+/** `key=value` lines: the value of `key` in `text` into `value` (capacity bytes); false if absent. */
+bool uform__mesh_field(const char *text, const char *key, char *value, size_t capacity);
+/** The same for an unsigned decimal; false if absent or malformed. */
+bool uform__mesh_field_number(const char *text, const char *key, uint64_t *value);
+
+/** Sleeps the next step of a bounded backoff (1 ms doubling to 50 ms) and answers false once
+ *  `deadline_ns` (uform__now_ns time) has passed. */
+bool uform__mesh_backoff(uint64_t deadline_ns, uint64_t *step_ns);
+
+#endif

@@ -1,0 +1,45 @@
+/* Internal: the processes of a run meet in directory/job/. Index 0 makes the job directory
+ * (it must not exist: a name is one run's) and writes `run` (the run's nonce); every other
+ * index writes `facts.<i>` (claimed exclusively); index 0 reads them all, checks they agree,
+ * and writes one `roster` that every other process reads: O(n) files for the whole run. A
+ * process that has read the roster removes its facts; once all are gone index 0 removes the
+ * rest. Every wait is bounded by the timeout, and a timeout names who never arrived. */
+#ifndef UFORM_MESH_RENDEZVOUS_H
+#define UFORM_MESH_RENDEZVOUS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mesh/mesh_internal.h"
+
+/** What one process says about itself. */
+typedef struct uform__mesh_facts_t {
+    uint64_t index, count;
+    uint64_t gpus;      /* devices of its executor */
+    uint64_t gpu_class; /* its executor's class */
+    uint64_t multimem;  /* the NVLink domain's extent it asks for (given or derived) */
+    bool multicast;     /* its multicast probe succeeded on all its devices */
+    char host[128];
+    uint64_t pid;
+} uform__mesh_facts_t;
+
+/** What every process learns: the run's agreed shape. */
+typedef struct uform__mesh_roster_t {
+    uint64_t count, gpus, gpu_class, multimem;
+    bool all_multicast;  /* every process's probe succeeded */
+    bool has_nccl_id;
+    uint8_t nccl_id[UFORM_NCCL_UNIQUE_ID_BYTES];
+} uform__mesh_roster_t;
+
+/**
+ * Meets the other processes. `mine` is this process's facts; index 0 also gives the NCCL id to
+ * publish (NULL: the run has no data plane). On OK `roster` holds the shape every process got.
+ * INVALID_ARGUMENT (bad job, symlinked or foreign job directory, an index held by another
+ * process, an earlier run's leftovers), NOT_FOUND (no directory), TIMEOUT (naming the indices
+ * never seen), MISMATCH (naming the field and both sides), IO_ERROR.
+ */
+uform_status_t uform__mesh_rendezvous(const char *directory, const char *job, double timeout_seconds,
+                                      const uform__mesh_facts_t *mine, const uint8_t *nccl_id,
+                                      uform__mesh_roster_t *roster, const char *verb);
+
+#endif

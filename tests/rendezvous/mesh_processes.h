@@ -1,0 +1,126 @@
+/* Runs the processes of a mesh for a test: each is a fork()ed child of the test (before the
+ * test touched any GPU), with the CUDA driver test double describing its GPUs, its own VRAM
+ * executor, and one uform_mesh_bootstrap; it reports its status, its description and its last
+ * error through a pipe. Real processes, a real directory (mkdtemp), never a real GPU. */
+#ifndef UFORM_TEST_MESH_PROCESSES_H
+#define UFORM_TEST_MESH_PROCESSES_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+
+typedef struct member_t {
+    /* what the process is told */
+    size_t index, count, gpus, multimem;
+    double timeout;
+    const char *job;
+    bool stall;      /* sleeps instead of joining (to be killed: a peer that dies) */
+    /* what it answers */
+    uform_status_t status;
+    uform_mesh_description_t description;
+    char message[1024];
+    pid_t pid;
+    int pipe;
+} member_t;
+
+static char mesh_directory[256];
+
+static inline void make_mesh_directory(void) {
+    snprintf(mesh_directory, sizeof mesh_directory, "/tmp/uform-mesh-test-XXXXXX");
+    CHECK(mkdtemp(mesh_directory) != NULL);
+}
+
+static inline void member_run(member_t *m) {
+    char config[512] = "";
+    for (size_t g = 0; g < m->gpus; g++) strcat(config, "device cc=9.0 memory=64M\n");
+    setenv("UFORM_CUDA_LIBRARY", UFORM_TEST_CUDA_DOUBLE, 1);
+    setenv("UFORM_CUDA_DOUBLE_CONFIG", config, 1);
+    if (m->stall)
+        for (;;) pause();
+    uform_executor_t *executor = NULL;
+    m->status = uform_executor_for_vram(NULL, 0, UFORM_GPU_CLASS_NONE, NULL, 0, UFORM_CPU_CLASS_NONE, NULL, 0, 0, 0,
+                                        &executor);
+    uform_mesh_t *mesh = NULL;
+    if (m->status == UFORM_STATUS_OK) {
+        uform_mesh_options_t options = UFORM_MESH_OPTIONS_INIT;
+        options.host_domain_index = m->index;
+        options.host_domain_count = m->count;
+        options.gpus_per_multimem_domain = m->multimem;
+        options.directory = mesh_directory;
+        options.job = m->job;
+        options.timeout_seconds = m->timeout;
+        m->status = uform_mesh_bootstrap(executor, &options, &mesh);
+    }
+    snprintf(m->message, sizeof m->message, "%s", uform_last_error());
+    if (mesh) uform_mesh_describe(mesh, &m->description);
+    uform_mesh_free(mesh);
+    uform_executor_free(executor);
+}
+
+/** Starts every member as a child process. */
+static inline void members_start(member_t *members, size_t n) {
+    fflush(NULL);
+    for (size_t i = 0; i < n; i++) {
+        int fds[2];
+        CHECK(pipe(fds) == 0);
+        pid_t pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+            close(fds[0]);
+            member_run(&members[i]);
+            ssize_t written = write(fds[1], &members[i], sizeof members[i]);
+            _exit(written == (ssize_t)sizeof members[i] ? 0 : 3);
+        }
+        close(fds[1]);
+        members[i].pid = pid;
+        members[i].pipe = fds[0];
+    }
+}
+
+/** Collects every member's answer (a killed one keeps status -1). */
+static inline void members_finish(member_t *members, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        member_t answer;
+        ssize_t got = read(members[i].pipe, &answer, sizeof answer);
+        close(members[i].pipe);
+        int status = 0;
+        waitpid(members[i].pid, &status, 0);
+        if (got == (ssize_t)sizeof answer) {
+            members[i].status = answer.status;
+            members[i].description = answer.description;
+            memcpy(members[i].message, answer.message, sizeof answer.message);
+        } else {
+            members[i].status = (uform_status_t)-1;
+        }
+    }
+}
+
+/** A run of `n` members with the same facts, indices 0..n-1. */
+static inline void members_fill(member_t *members, size_t n, const char *job, size_t gpus, double timeout) {
+    for (size_t i = 0; i < n; i++)
+        members[i] = (member_t){.index = i, .count = n, .gpus = gpus, .timeout = timeout, .job = job};
+}
+
+/** True when `directory/job` is gone (the run cleaned up). */
+static inline bool job_gone(const char *job) {
+    char path[1024];
+    struct stat info;
+    snprintf(path, sizeof path, "%s/%s", mesh_directory, job);
+    return lstat(path, &info) != 0 && errno == ENOENT;
+}
+
+#define CHECK_MESSAGE(member, text)                                                                \
+    do {                                                                                           \
+        if (!strstr((member).message, text))                                                       \
+            TEST_FAIL_("index %zu's message \"%s\" does not name \"%s\"", (member).index, (member).message, text); \
+    } while (0)
+
+#endif

@@ -1,0 +1,8 @@
+# Mesh rendezvous tests: real processes (fork), a real temporary directory, each process over
+# its own VRAM executor on the CUDA driver test double (tests/doubles/cuda_emulated).
+file(GLOB uform_rendezvous_test_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.c)
+foreach(source ${uform_rendezvous_test_sources})
+  get_filename_component(name ${source} NAME_WE)
+  target_compile_definitions(${name} PRIVATE UFORM_TEST_CUDA_DOUBLE="$<TARGET_FILE:uform_cuda_emulated>")
+  add_dependencies(${name} uform_cuda_emulated)
+endforeach()
