@@ -152,6 +152,8 @@ def test_mesh_signatures():
     assert signature(uform.Mesh.describe) == "(self, /)"
     assert "Calls uform_mesh_bootstrap." in uform.Mesh.bootstrap.__doc__
     assert "Calls uform_mesh_describe." in uform.Mesh.describe.__doc__
+    assert signature(uform.Mesh.communicator) == "(self, device, /)"
+    assert "Calls uform_mesh_communicator." in uform.Mesh.communicator.__doc__
 
 
 def test_functions():

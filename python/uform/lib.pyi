@@ -504,3 +504,15 @@ class Mesh:
 
         Calls uform_mesh_describe.
         """
+    def communicator(self, device: int, /) -> int:
+        """The NCCL communicator (the ncclComm_t's address) of this process's device `device`.
+
+        `device` indexes the executor's devices; the communicator spans every GPU of the run,
+        its rank first_gpu_index + device, its size gpus_per_colocated_domain. Hand the address
+        to an NCCL wrapper (torch, cupy); it is the mesh's, destroyed when the mesh is, so use it
+        only while the mesh lives, and never destroy it yourself. Raises NotFoundError ("no
+        data plane", saying why) when the mesh formed without NCCL, InvalidArgumentError for a
+        device out of range.
+
+        Calls uform_mesh_communicator.
+        """

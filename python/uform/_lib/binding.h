@@ -98,7 +98,6 @@ typedef struct {
     closer_t *closer;     /* a close begun and not yet seen to end, or NULL */
     PyObject *weakreflist;
     Py_ssize_t busy;      /* Python threads inside a C call on it (guarded by the GIL) */
-    Py_ssize_t borrowers; /* meshes borrowing it; the last one's release frees it */
     int closed;
 } ExecutorObject;
 
@@ -107,7 +106,8 @@ extern PyTypeObject ExecutorType;
 int executor_open(ExecutorObject *self);
 /* Before a call that may wait on the executor: open, and not from one of its own callbacks. */
 int executor_check(ExecutorObject *self);
-/* Frees the C executor now, unless a mesh still borrows it. */
+/* Frees the C executor now: a live device arena or mesh holds a reference of its own, and the
+ * last of them closes it. */
 uform_status_t executor_release(ExecutorObject *self);
 /* Starts a detached thread that frees `executor` (without the GIL); -1 if none could start. */
 int executor_free_detached(uform_executor_t *executor);

@@ -38,7 +38,7 @@ static PyObject *executor_wrap(PyTypeObject *type, uform_executor_t *executor) {
 
 uform_status_t executor_release(ExecutorObject *self) {
     uform_status_t status = UFORM_STATUS_OK;
-    if (self->executor && self->borrowers == 0) {
+    if (self->executor) {
         uform_executor_t *executor = self->executor;
         self->executor = NULL;
         Py_BEGIN_ALLOW_THREADS
@@ -182,7 +182,6 @@ static void Executor_finalize(ExecutorObject *self) {
 static void Executor_dealloc(ExecutorObject *self) {
     if (PyObject_CallFinalizerFromDealloc((PyObject *)self) < 0) return; /* resurrected */
     if (self->weakreflist) PyObject_ClearWeakRefs((PyObject *)self);
-    self->borrowers = 0;
     if (self->closer) { /* a close interrupted by Ctrl-C: let it end on its own */
         closer_abandon(self->closer);
         self->closer = NULL;
@@ -351,8 +350,8 @@ static PyObject *Executor_enter(ExecutorObject *self, PyObject *unused) {
     return Py_NewRef(self);
 }
 
-/* Waits until no Python thread is inside a call on it, then frees it (or leaves that to the
- * last mesh borrowing it). Every wait answers Ctrl-C; a close interrupted that way has begun
+/* Waits until no Python thread is inside a call on it, then frees it: the C library leaves
+ * closing it to the last live device arena or mesh holding it. Every wait answers Ctrl-C; a close interrupted that way has begun
  * (calls are refused) and the next close() finishes it. */
 static PyObject *executor_close(ExecutorObject *self) {
     if (running_callback_of == (void *)self) {
@@ -368,7 +367,7 @@ static PyObject *executor_close(ExecutorObject *self) {
             Py_END_ALLOW_THREADS
             if (PyErr_CheckSignals() < 0) return NULL;
         }
-        if (!self->executor || self->borrowers > 0) Py_RETURN_NONE;
+        if (!self->executor) Py_RETURN_NONE;
         self->closer = closer_start(self->executor);
         if (!self->closer) { /* no thread to free it on: free it here, uninterruptibly */
             uform_status_t status = executor_release(self);

@@ -185,26 +185,28 @@ PyTypeObject MeshOptionsType = {
 /* -------------------------------------------------------------------------------------------- */
 /* Mesh                                                                                         */
 
+/* The C mesh holds a reference on its executor, like a device arena: closing the Executor while
+ * a mesh lives frees the caller's reference only (uform_executor_free answers OK at once, the
+ * executor's threads and streams stay), and uform_mesh_free, dropping the last reference, closes
+ * it. The MeshObject also holds the ExecutorObject, so that `mesh` alone keeps both alive. */
 typedef struct {
     PyObject_HEAD
     uform_mesh_t *mesh;
-    ExecutorObject *executor; /* borrowed by the mesh; kept open until the mesh is released */
+    PyObject *executor; /* the ExecutorObject the mesh was bootstrapped over, strong */
 } MeshObject;
 
 static void Mesh_dealloc(MeshObject *self) {
     if (self->mesh) {
         uform_mesh_t *mesh = self->mesh;
         self->mesh = NULL;
+        /* It may close the executor (joining its threads). Never from one of that executor's
+         * own callbacks: a callback runs inside a call, which an executor free waits for, so the
+         * executor still holds its owner's reference then and this release is not the last. */
         Py_BEGIN_ALLOW_THREADS
         uform_mesh_free(mesh);
         Py_END_ALLOW_THREADS
     }
-    if (self->executor) {
-        self->executor->borrowers--;
-        /* An executor closed while borrowed is freed by its last borrower. */
-        if (self->executor->closed && self->executor->borrowers == 0) (void)executor_release(self->executor);
-        Py_CLEAR(self->executor);
-    }
+    Py_CLEAR(self->executor); /* after the mesh: it may be the executor's last holder */
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -273,8 +275,7 @@ static PyObject *Mesh_bootstrap(PyTypeObject *cls, PyObject *const *args, Py_ssi
         return NULL;
     }
     self->mesh = mesh;
-    self->executor = (ExecutorObject *)Py_NewRef(executor);
-    executor->borrowers++;
+    self->executor = Py_NewRef((PyObject *)executor);
     return (PyObject *)self;
 }
 
@@ -302,6 +303,27 @@ static PyObject *Mesh_describe(MeshObject *self, PyObject *unused) {
     return structseq_filled(result, items, 7);
 }
 
+PyDoc_STRVAR(Mesh_communicator_doc,
+             "communicator($self, device, /)\n"
+             "--\n\n"
+             "The NCCL communicator (the ncclComm_t's address) of this process's device `device`.\n\n"
+             "`device` indexes the executor's devices; the communicator spans every GPU of the run,\n"
+             "its rank first_gpu_index + device, its size gpus_per_colocated_domain. Hand the address\n"
+             "to an NCCL wrapper (torch, cupy); it is the mesh's, destroyed when the mesh is, so use it\n"
+             "only while the mesh lives, and never destroy it yourself. Raises NotFoundError (\"no\n"
+             "data plane\", saying why) when the mesh formed without NCCL, InvalidArgumentError for a\n"
+             "device out of range.\n\n"
+             "Calls uform_mesh_communicator.");
+
+static PyObject *Mesh_communicator(MeshObject *self, PyObject *device_object) {
+    size_t device = 0;
+    if (parse_size(device_object, "device", &device) < 0) return NULL;
+    void *communicator = NULL;
+    uform_status_t status = uform_mesh_communicator(self->mesh, device, &communicator);
+    if (status != UFORM_STATUS_OK) return raise_status(status);
+    return PyLong_FromVoidPtr(communicator);
+}
+
 static PyObject *Mesh_repr(MeshObject *self) {
     uform_mesh_description_t description;
     memset(&description, 0, sizeof description);
@@ -316,6 +338,7 @@ static PyObject *Mesh_repr(MeshObject *self) {
 static PyMethodDef Mesh_methods[] = {
     {"bootstrap", (PyCFunction)(void (*)(void))Mesh_bootstrap, METH_FASTCALL | METH_CLASS, Mesh_bootstrap_doc},
     {"describe", (PyCFunction)Mesh_describe, METH_NOARGS, Mesh_describe_doc},
+    {"communicator", (PyCFunction)Mesh_communicator, METH_O, Mesh_communicator_doc},
     {NULL, NULL, 0, NULL},
 };
 

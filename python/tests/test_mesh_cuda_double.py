@@ -1,0 +1,281 @@
+"""The mesh from Python, against the CUDA driver test double: real processes, a real directory.
+
+Every process is a fresh interpreter (uform loads the driver named by UFORM_CUDA_LIBRARY once per
+process) running a short script over the double's emulated GPUs, which reports one JSON line.
+The runs of several processes start them all at once, each with its own MeshOptions, and meet in
+a temporary directory, as the processes of a real run would on a shared file system.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PRELUDE = r"""
+import gc, json, os, sys, weakref
+import uform
+from uform import Executor, Mesh, MeshOptions
+
+def report(**answer):
+    print(json.dumps(answer))
+
+def failure(call):
+    '''[exception class name, message] of what call() raised, or None.'''
+    try:
+        call()
+    except BaseException as error:
+        return [type(error).__name__, str(error)]
+    return None
+
+def ram_threads():
+    names = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as file:
+                names.append(file.read().strip())
+        except (FileNotFoundError, ProcessLookupError):  # it ended meanwhile
+            pass
+    return sorted(name for name in names if name.startswith("uform:ram:"))
+
+def described(mesh):
+    d = mesh.describe()
+    return {"gpus_per_host_domain": d.gpus_per_host_domain, "gpus_per_multimem_domain": d.gpus_per_multimem_domain,
+            "gpus_per_colocated_domain": d.gpus_per_colocated_domain, "host_domain_index": d.host_domain_index,
+            "first_gpu_index": d.first_gpu_index, "multimem_tier": d.multimem_tier.name,
+            "gpu_class": d.gpu_class.name if d.gpu_class is not None else None}
+"""
+
+# One member of a run: argv is index, count, directory, job.
+MEMBER = PRELUDE + r"""
+index, count, directory, job = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+options = MeshOptions(host_domain_index=index, host_domain_count=count, directory=directory, job=job,
+                      timeout_seconds=60.0)
+with Executor.for_vram() as executor:
+    try:
+        mesh = Mesh.bootstrap(executor, options)
+    except uform.UFormError as error:
+        report(error=[type(error).__name__, str(error)], index=index)
+    else:
+        report(description=described(mesh), communicator=failure(lambda: mesh.communicator(0)), index=index)
+        del mesh
+"""
+
+
+def gpus(count):
+    return "".join("device cc=9.0 memory=64M\n" for _ in range(count))
+
+
+def environment_for(cuda_double, config):
+    environment = dict(os.environ)
+    environment.pop("CUDA_DEVICE_ORDER", None)
+    environment["UFORM_CUDA_LIBRARY"] = str(cuda_double)
+    environment["UFORM_CUDA_DOUBLE_CONFIG"] = config
+    environment["PYTHONDEVMODE"] = "1"  # ResourceWarning and unraisable errors reach stderr
+    return environment
+
+
+def answer_of(returncode, stdout, stderr):
+    assert returncode == 0, stdout + stderr
+    # Nothing went wrong unseen: no error swallowed in a destructor, nothing left unclosed.
+    assert "Exception ignored" not in stderr and "Warning" not in stderr, stderr
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    assert lines, stdout + stderr
+    return json.loads(lines[-1])
+
+
+def run_child(cuda_double, tmp_path, config, body):
+    """Runs `body` in a child on the double; answers its last JSON line."""
+    script = PRELUDE + textwrap.dedent(body)
+    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=environment_for(cuda_double, config),
+                            capture_output=True, text=True, timeout=120)
+    return answer_of(result.returncode, result.stdout, result.stderr)
+
+
+def run_members(cuda_double, tmp_path, job, gpu_counts):
+    """Starts one process per entry of `gpu_counts` (that many GPUs each) at once, index i the
+    i-th; answers each one's report, in index order."""
+    directory = tmp_path / "rendezvous"
+    directory.mkdir(exist_ok=True)
+    count = len(gpu_counts)
+    children = [
+        subprocess.Popen([sys.executable, "-c", MEMBER, str(index), str(count), str(directory), job], cwd=tmp_path,
+                         env=environment_for(cuda_double, gpus(gpu_count)), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+        for index, gpu_count in enumerate(gpu_counts)
+    ]
+    answers = []
+    try:
+        for child in children:
+            stdout, stderr = child.communicate(timeout=120)
+            answers.append(answer_of(child.returncode, stdout, stderr))
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    assert not (directory / job).exists(), "the run cleaned up its job directory"
+    return answers
+
+
+def test_one_process_mesh_over_two_gpus(cuda_double, tmp_path):
+    answer = run_child(cuda_double, tmp_path, gpus(2), """
+        with Executor.for_vram() as executor:
+            mesh = Mesh.bootstrap(executor, None)
+            alone = Mesh.bootstrap(executor, MeshOptions())  # options of a run of one, given
+            answer = {"description": described(mesh), "alone": described(alone), "repr": repr(mesh),
+                      "no_data_plane": failure(lambda: mesh.communicator(0)),
+                      "last_device": failure(lambda: mesh.communicator(1)),
+                      "past_the_devices": failure(lambda: mesh.communicator(5)),
+                      "negative": failure(lambda: mesh.communicator(-1)),
+                      "not_an_int": failure(lambda: mesh.communicator("0")),
+                      "as_a_bool": failure(lambda: mesh.communicator(True)),
+                      "no_device": failure(lambda: mesh.communicator()),
+                      "type": type(mesh.describe()).__name__}
+            del mesh, alone
+        report(**answer)
+    """)
+    assert answer["description"] == {
+        "gpus_per_host_domain": 2, "gpus_per_multimem_domain": 1, "gpus_per_colocated_domain": 2,
+        "host_domain_index": 0, "first_gpu_index": 0, "multimem_tier": "PEER_READ", "gpu_class": "NVIDIA_HOPPER"}
+    assert answer["alone"] == answer["description"]
+    assert answer["type"] == "MeshDescription"
+    assert answer["repr"] == ("<uform.Mesh host_domain_index=0 gpus_per_host_domain=2 first_gpu_index=0 "
+                              "gpus_per_colocated_domain=2>")
+    # Without NCCL in the process the mesh forms, with no data plane, and says so.
+    for device in ("no_data_plane", "last_device"):
+        kind, message = answer[device]
+        assert kind == "NotFoundError" and "no data plane" in message and "uform_mesh_communicator" in message
+    kind, message = answer["past_the_devices"]
+    assert kind == "InvalidArgumentError" and "device 5 of 2" in message
+    assert answer["negative"][0] == "ValueError"
+    assert answer["not_an_int"][0] == "TypeError" and answer["as_a_bool"][0] == "TypeError"
+    assert answer["no_device"][0] == "TypeError"
+
+
+def test_four_processes_meet_through_a_directory(cuda_double, tmp_path):
+    answers = run_members(cuda_double, tmp_path, "python-four", [2, 2, 2, 2])
+    for index, answer in enumerate(answers):
+        assert "error" not in answer, answer
+        assert answer["index"] == index
+        assert answer["description"] == {
+            "gpus_per_host_domain": 2, "gpus_per_multimem_domain": 1, "gpus_per_colocated_domain": 8,
+            "host_domain_index": index, "first_gpu_index": 2 * index, "multimem_tier": "PEER_READ",
+            "gpu_class": "NVIDIA_HOPPER"}
+        kind, message = answer["communicator"]
+        assert kind == "NotFoundError" and "no data plane" in message
+
+
+def test_processes_driving_different_gpu_counts_do_not_form(cuda_double, tmp_path):
+    answers = run_members(cuda_double, tmp_path, "python-mismatch", [2, 2, 3])
+    for answer in answers:
+        assert "error" in answer, answer
+        kind, message = answer["error"]
+        assert kind == "MismatchError", answer
+        assert "GPUs per process" in message and "index 2" in message, message
+
+
+def test_mesh_holds_its_executor(cuda_double, tmp_path):
+    answer = run_child(cuda_double, tmp_path, gpus(2), """
+        answer = {}
+        # Closed first (the with block): the close answers at once, the executor's threads stay
+        # for the mesh, and go with it.
+        with Executor.for_vram() as executor:
+            mesh = Mesh.bootstrap(executor, None)
+            answer["threads_open"] = ram_threads()
+        answer["closed"] = executor.closed
+        answer["threads_held"] = ram_threads()
+        answer["described_after_close"] = described(mesh)["gpus_per_host_domain"]
+        answer["communicator_after_close"] = failure(lambda: mesh.communicator(0))[0]
+        answer["verb_after_close"] = failure(lambda: executor.for_devices(lambda slot: None))
+        answer["bootstrap_after_close"] = failure(lambda: Mesh.bootstrap(executor, None))
+        executor.close()  # twice does nothing
+        del mesh
+        answer["threads_after_mesh"] = ram_threads()
+
+        # The Mesh alone keeps its Executor alive; closing that one later works the same.
+        executor = Executor.for_vram()
+        kept = weakref.ref(executor)
+        mesh = Mesh.bootstrap(executor, None)
+        del executor
+        gc.collect()
+        answer["kept_alive"] = kept() is not None
+        answer["held_threads"] = len(ram_threads()) > 0
+        if kept() is not None:
+            kept().close()
+        answer["threads_after_close"] = len(ram_threads()) > 0
+        del mesh
+        gc.collect()
+        answer["dropped_with_mesh"] = kept() is None
+        answer["threads_after_drop"] = ram_threads()
+
+        # The mesh dropped first: the executor goes on working, and its close ends its threads.
+        executor = Executor.for_vram()
+        mesh = Mesh.bootstrap(executor, None)
+        del mesh
+        executor.for_devices(lambda slot: None)
+        answer["threads_before_close"] = len(ram_threads()) > 0
+        executor.close()
+        answer["threads_mesh_first"] = ram_threads()
+
+        # The last reference to a mesh dropped inside one of its executor's own callbacks: the
+        # executor is open (its call is running), so the mesh's free is not the last release.
+        executor = Executor.for_vram()
+        holder = [Mesh.bootstrap(executor, None)]
+        executor.for_devices(lambda slot: holder.clear())
+        answer["dropped_in_callback"] = holder == []
+        executor.close()
+        answer["threads_callback"] = ram_threads()
+
+        # Several meshes over one executor, closed in between.
+        executor = Executor.for_vram()
+        meshes = [Mesh.bootstrap(executor, None) for _ in range(3)]
+        executor.close()
+        meshes.pop(1)
+        meshes.pop(0)
+        answer["threads_last_mesh"] = len(ram_threads()) > 0
+        meshes.clear()
+        answer["threads_no_mesh"] = ram_threads()
+        report(**answer)
+    """)
+    assert answer["threads_open"] and answer["threads_held"] == answer["threads_open"]
+    assert answer["closed"] is True
+    assert answer["described_after_close"] == 2 and answer["communicator_after_close"] == "NotFoundError"
+    assert answer["verb_after_close"] == ["ValueError", "the executor is closed"]
+    assert answer["bootstrap_after_close"] == ["ValueError", "the executor is closed"]
+    assert answer["threads_after_mesh"] == []
+    assert answer["held_threads"] and answer["kept_alive"]
+    assert answer["threads_after_close"], "a close while the mesh lives leaves the threads to it"
+    assert answer["dropped_with_mesh"] and answer["threads_after_drop"] == []
+    assert answer["threads_before_close"] and answer["threads_mesh_first"] == []
+    assert answer["dropped_in_callback"] and answer["threads_callback"] == []
+    assert answer["threads_last_mesh"] and answer["threads_no_mesh"] == []
+
+
+def test_mesh_in_a_forked_child_is_refused(cuda_double, tmp_path):
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    answer = run_child(cuda_double, tmp_path, gpus(1), """
+        import warnings
+        with Executor.for_vram() as executor:
+            mesh = Mesh.bootstrap(executor, None)
+            read, write = os.pipe()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # fork() with threads: on purpose
+                pid = os.fork()
+            if pid == 0:
+                kind = failure(lambda: Mesh.bootstrap(executor, None))
+                os.write(write, json.dumps(kind).encode())
+                os._exit(0)
+            os.close(write)
+            child = json.loads(os.read(read, 4096).decode())
+            os.waitpid(pid, 0)
+            os.close(read)
+            described_here = described(mesh)["gpus_per_host_domain"]
+            del mesh
+        report(child=child, described=described_here, threads=ram_threads())
+    """)
+    assert answer["child"][0] == "ForkedError", answer
+    assert answer["described"] == 1 and answer["threads"] == []
