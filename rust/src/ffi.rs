@@ -316,6 +316,11 @@ extern "C" {
     ) -> uform_status_t;
     pub fn uform_mesh_describe(mesh: *const uform_mesh_t, description: *mut uform_mesh_description_t)
         -> uform_status_t;
+    pub fn uform_mesh_communicator(
+        mesh: *const uform_mesh_t,
+        device: usize,
+        communicator: *mut *mut c_void,
+    ) -> uform_status_t;
     pub fn uform_mesh_free(mesh: *mut uform_mesh_t);
 }
 

@@ -1,6 +1,6 @@
 //! The multi-process mesh: the processes training one model meet through a shared directory.
 
-use std::ffi::CString;
+use std::ffi::{c_void, CString};
 use std::fmt;
 use std::path::Path;
 use std::ptr::{self, NonNull};
@@ -147,14 +147,20 @@ impl MeshDescription {
 ///
 /// Mirrors `uform_mesh_t`; dropping it calls `uform_mesh_free`, after every trainer borrowing
 /// it.
+///
+/// The mesh holds its executor inside the library: the [`Executor`] it was bootstrapped over
+/// may be dropped first (that drop answers at once, leaving the executor's threads and streams
+/// to the mesh), and dropping the mesh then closes the executor.
 pub struct Mesh {
     raw: NonNull<ffi::uform_mesh_t>,
 }
 
-// SAFETY: a mesh is immutable once bootstrapped: the only verb reading it,
-// uform_mesh_describe, takes a const pointer and copies the agreed description out, and
-// uform_mesh_free runs only from Drop, which has the value to itself. Nothing in it is tied
-// to the bootstrapping thread, so it may move (Send) and be read from many threads (Sync).
+// SAFETY: a mesh is immutable once bootstrapped: the verbs reading it, uform_mesh_describe and
+// uform_mesh_communicator, take a const pointer and copy the agreed description or a
+// communicator's address out, and uform_mesh_free runs only from Drop, which has the value to
+// itself. The executor it uses is its own reference, not a borrow of the Executor value. Nothing
+// in it is tied to the bootstrapping thread, so it may move (Send) and be read from many threads
+// (Sync).
 unsafe impl Send for Mesh {}
 // SAFETY: see Send above.
 unsafe impl Sync for Mesh {}
@@ -207,6 +213,33 @@ impl Mesh {
         // SAFETY: `self.raw` is a live mesh this value owns; `raw` is a valid output.
         check(unsafe { ffi::uform_mesh_describe(self.raw.as_ptr(), &mut raw) })?;
         MeshDescription::from_raw(&raw)
+    }
+
+    /// The NCCL communicator (an `ncclComm_t`) of this process's device `device`, its index
+    /// among the executor's devices, spanning every GPU of the run: its rank is
+    /// `first_gpu_index + device`, its size `gpus_per_colocated_domain`. Hand it to an NCCL
+    /// binding for collectives; they are NCCL's, not uform's.
+    ///
+    /// Calls `uform_mesh_communicator`.
+    ///
+    /// # Ownership
+    /// Getting the pointer is safe; using it is `unsafe` FFI. It is borrowed from the mesh,
+    /// which owns the communicator and destroys it (`ncclCommDestroy`) when it drops: use it
+    /// only while this `Mesh` lives, and never destroy or abort it yourself. NCCL calls on one
+    /// communicator from several threads at once need the caller's own ordering, as NCCL asks.
+    ///
+    /// # Errors
+    /// [`Status::NotFound`] when the mesh formed without a data plane (no `libnccl.so.2` in
+    /// this process or at index 0; the message says "no data plane" and why);
+    /// [`Status::InvalidArgument`] for a `device` past the executor's devices.
+    pub fn communicator(&self, device: usize) -> Result<*mut c_void> {
+        let mut communicator = ptr::null_mut();
+        // SAFETY: `self.raw` is a live mesh this value owns; `communicator` is a valid output.
+        check(unsafe { ffi::uform_mesh_communicator(self.raw.as_ptr(), device, &mut communicator) })?;
+        if communicator.is_null() {
+            return Err(Error::new(Status::Malformed, "libuform answered OK without a communicator"));
+        }
+        Ok(communicator)
     }
 }
 
