@@ -56,6 +56,10 @@ int uform_bench_main(int argc, char **argv) {
         if (o.parts & (BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_THREADS)) printf("\n");
         failed |= bench_staging_run(&o);
     }
+    if (o.parts & BENCH_PART_MESH) {
+        if (o.parts & ~(unsigned)BENCH_PART_MESH) printf("\n");
+        failed |= bench_mesh_run(&o);
+    }
     free(self_argv);
     return failed ? 1 : 0;
 }

@@ -25,4 +25,7 @@ int bench_executors_child(options_t const *o, char const *spec);
 /* staging.c: GPU copies through uform's staging beside the driver's raw copies (in-process). */
 int bench_staging_run(options_t const *o);
 
+/* mesh_rendezvous.c: the mesh's rendezvous beside a read-everyone baseline (in-process fork). */
+int bench_mesh_run(options_t const *o);
+
 #endif /* UFORM_BENCH_MODES_H */

@@ -19,6 +19,8 @@ void bench_print_usage(FILE *out, char const *program) {
             "  --staging          GPU copies of pageable memory through uform's pinned staging beside the\n"
             "                     driver's raw copies from pinned and from pageable memory (says so when\n"
             "                     there is no GPU); --staging-mib N (default 1024), --staging-reps N\n"
+            "  --mesh             2, 8, 64 and 256 processes meeting through a directory: uform's roster\n"
+            "                     beside every process reading every other's facts\n"
             "  --threads          fork-join cost from 1 thread to 4x the cores (1, 2, 4, ...),\n"
             "                     empty and with a little work, uform beside the peers\n"
             "Options:\n"
@@ -80,6 +82,10 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return 3;
         if (strcmp(a, "--table") == 0) {
             o->parts |= BENCH_PART_TABLE;
+            continue;
+        }
+        if (strcmp(a, "--mesh") == 0) {
+            o->parts |= BENCH_PART_MESH;
             continue;
         }
         if (strcmp(a, "--staging") == 0) {

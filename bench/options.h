@@ -15,7 +15,8 @@ typedef enum bench_part_t {
     BENCH_PART_TABLE = 1,     /* the side-by-side table (fork-join, wake, reduction, idle) */
     BENCH_PART_EXECUTORS = 2, /* many uform executors in one process */
     BENCH_PART_THREADS = 4,   /* fork-join cost from 1 thread to 4x the cores */
-    BENCH_PART_STAGING = 8    /* GPU copies: uform's staging beside the driver's raw copies */
+    BENCH_PART_STAGING = 8,   /* GPU copies: uform's staging beside the driver's raw copies */
+    BENCH_PART_MESH = 16      /* processes meeting through a directory: roster vs everyone-reads-all */
 } bench_part_t;
 
 typedef struct options_t {

@@ -1,6 +1,7 @@
 /* The uform command: `info` (what the runtime sees, like lscpu / nvidia-smi -L), `bench`
  * (the host executor against OpenMP, pthreadpool and oneTBB), `mesh` (join a run's mesh and
  * print its description: the smoke test a cluster admin runs), `version`. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@ static int usage(FILE *stream) {
             "  bench [--quick] ...  host executor vs OpenMP, pthreadpool, oneTBB, and many executors\n"
             "                       at once; --threads: fork-join cost from 1 thread to 4x the cores\n"
             "                       (uform bench --help)\n"
-            "  mesh --directory DIR --job NAME [--index I] [--count N] [--timeout S]\n"
+            "  mesh --directory DIR --job NAME [--index I] [--count N] [--multimem N] [--timeout S] [--json]\n"
             "                       join a run's mesh over every GPU and print its description\n"
             "  version              the library's version\n");
     return stream == stderr ? 2 : 0;
@@ -50,50 +51,77 @@ static int command_info(int argc, char **argv) {
     return status == UFORM_STATUS_OK ? 0 : fail("info", status);
 }
 
+/* A whole non-negative decimal, or -1. */
+static long long parse_count(const char *text) {
+    char *end = NULL;
+    if (!text || !*text || *text == '-') return -1;
+    unsigned long long value = strtoull(text, &end, 10);
+    return end && !*end && value < (1ull << 40) ? (long long)value : -1;
+}
+
 static int command_mesh(int argc, char **argv) {
     uform_mesh_options_t options = UFORM_MESH_OPTIONS_INIT;
-    for (int i = 0; i < argc; i += 2) { /* --option value pairs */
-        const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+    bool json = false;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+            continue;
+        }
+        const char *value = i + 1 < argc ? argv[++i] : NULL;
         if (!value) {
             fprintf(stderr, "uform mesh: '%s' needs a value\n", argv[i]);
             return 2;
         }
-        if (!strcmp(argv[i], "--directory"))
+        long long number = parse_count(value);
+        if (!strcmp(argv[i - 1], "--directory"))
             options.directory = value;
-        else if (!strcmp(argv[i], "--job"))
+        else if (!strcmp(argv[i - 1], "--job"))
             options.job = value;
-        else if (!strcmp(argv[i], "--index"))
-            options.host_domain_index = strtoull(value, NULL, 10);
-        else if (!strcmp(argv[i], "--count"))
-            options.host_domain_count = strtoull(value, NULL, 10);
-        else if (!strcmp(argv[i], "--timeout"))
+        else if (!strcmp(argv[i - 1], "--index") && number >= 0)
+            options.host_domain_index = (size_t)number;
+        else if (!strcmp(argv[i - 1], "--count") && number >= 0)
+            options.host_domain_count = (size_t)number;
+        else if (!strcmp(argv[i - 1], "--multimem") && number >= 0)
+            options.gpus_per_multimem_domain = (size_t)number;
+        else if (!strcmp(argv[i - 1], "--timeout") && strtod(value, NULL) >= 0)
             options.timeout_seconds = strtod(value, NULL);
         else {
-            fprintf(stderr, "uform mesh: unknown option '%s'\n", argv[i]);
+            fprintf(stderr, "uform mesh: bad option '%s %s' (uform --help)\n", argv[i - 1], value);
             return 2;
         }
     }
+    /* Every GPU this process can drive: the smoke test a cluster admin runs on each node. */
     uform_executor_t *executor = NULL;
     uform_status_t status = uform_executor_for_vram(NULL, 0, UFORM_GPU_CLASS_NONE, NULL, 0, UFORM_CPU_CLASS_NONE,
                                                     NULL, 0, 0, 0, &executor);
     if (status != UFORM_STATUS_OK) return fail("mesh", status);
     uform_mesh_t *mesh = NULL;
     status = uform_mesh_bootstrap(executor, &options, &mesh);
-    if (status != UFORM_STATUS_OK) {
-        uform_executor_free(executor);
-        return fail("mesh", status);
+    uform_executor_free(executor); /* the mesh holds it from here */
+    if (status != UFORM_STATUS_OK) return fail("mesh", status);
+    uform_mesh_description_t d;
+    uform_mesh_describe(mesh, &d);
+    const char *tier = d.multimem_tier == UFORM_MULTIMEM_TIER_SWITCH_REDUCED ? "switch_reduced" : "peer_read";
+    const char *gpu_class = uform_gpu_class_name((uform_gpu_class_t)d.gpu_class);
+    void *communicator = NULL;
+    bool data_plane = uform_mesh_communicator(mesh, 0, &communicator) == UFORM_STATUS_OK;
+    char why[512];
+    snprintf(why, sizeof why, "%s", data_plane ? "NCCL" : uform_last_error());
+    if (json) {
+        printf("{\"host_domain_index\":%zu,\"gpus_per_host_domain\":%zu,\"first_gpu_index\":%zu,"
+               "\"gpus_per_colocated_domain\":%zu,\"gpus_per_multimem_domain\":%zu,\"multimem_tier\":\"%s\","
+               "\"gpu_class\":%s%s%s,\"data_plane\":%s}\n",
+               d.host_domain_index, d.gpus_per_host_domain, d.first_gpu_index, d.gpus_per_colocated_domain,
+               d.gpus_per_multimem_domain, tier, gpu_class ? "\"" : "", gpu_class ? gpu_class : "null",
+               gpu_class ? "\"" : "", data_plane ? "\"nccl\"" : "null");
+    } else {
+        printf("host domain %zu: %zu GPUs from run-wide GPU %zu of %zu; multimem domain of %zu GPUs, tier %s, "
+               "class %s\n",
+               d.host_domain_index, d.gpus_per_host_domain, d.first_gpu_index, d.gpus_per_colocated_domain,
+               d.gpus_per_multimem_domain, tier, gpu_class ? gpu_class : "none");
+        printf("data plane: %s\n", data_plane ? "NCCL communicators, one per GPU" : why);
     }
-    uform_mesh_description_t description;
-    uform_mesh_describe(mesh, &description);
-    printf("host domain %zu: %zu GPUs from run-wide GPU %zu of %zu; multimem domain of %zu GPUs, tier %s, class %s\n",
-           description.host_domain_index, description.gpus_per_host_domain, description.first_gpu_index,
-           description.gpus_per_colocated_domain, description.gpus_per_multimem_domain,
-           description.multimem_tier == UFORM_MULTIMEM_TIER_SWITCH_REDUCED ? "switch_reduced" : "peer_read",
-           uform_gpu_class_name((uform_gpu_class_t)description.gpu_class)
-               ? uform_gpu_class_name((uform_gpu_class_t)description.gpu_class)
-               : "none");
     uform_mesh_free(mesh);
-    uform_executor_free(executor);
     return 0;
 }
 

@@ -175,7 +175,7 @@ bool uform__mesh_field_number(const char *text, const char *key, uint64_t *value
 bool uform__mesh_backoff(uint64_t deadline_ns, uint64_t *step_ns) {
     uint64_t now = uform__now_ns();
     if (now >= deadline_ns) return false;
-    if (!*step_ns) *step_ns = 1000000;
+    if (!*step_ns) *step_ns = 100000;
     uint64_t pause = *step_ns < deadline_ns - now ? *step_ns : deadline_ns - now;
     struct timespec sleep_for = {(time_t)(pause / 1000000000u), (long)(pause % 1000000000u)};
     nanosleep(&sleep_for, NULL);

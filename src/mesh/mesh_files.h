@@ -51,7 +51,7 @@ bool uform__mesh_field(const char *text, const char *key, char *value, size_t ca
 /** The same for an unsigned decimal; false if absent or malformed. */
 bool uform__mesh_field_number(const char *text, const char *key, uint64_t *value);
 
-/** Sleeps the next step of a bounded backoff (1 ms doubling to 50 ms) and answers false once
+/** Sleeps the next step of a bounded backoff (0.1 ms doubling to 50 ms) and answers false once
  *  `deadline_ns` (uform__now_ns time) has passed. */
 bool uform__mesh_backoff(uint64_t deadline_ns, uint64_t *step_ns);
 

@@ -179,6 +179,11 @@ static uform_status_t read_roster(const session_t *s, const char *text, uform__m
     return UFORM_STATUS_OK;
 }
 
+/* How much longer than its own timeout one side waits for the other's last step (a tenth of the
+ * timeout, 1 to 10 s): index 0 publishes a timeout's roster at the deadline, and the others need
+ * a moment to read it, so that every process can name who never arrived. */
+static double grace_seconds(double timeout) { return timeout / 10 < 1 ? 1 : timeout / 10 > 10 ? 10 : timeout / 10; }
+
 /* ---- index 0 ---- */
 
 static void facts_name(uint64_t index, char *name, size_t capacity) {
@@ -279,7 +284,10 @@ static uform_status_t lead(session_t *s, const uform__mesh_facts_t *mine, const 
     }
     write_roster(s, status, message, roster);
 
-    /* Every process that was seen removes its facts once it has the roster. */
+    /* Every process that was seen removes its facts once it has the roster. The roster may have
+     * come at the deadline (a timeout): they get the same grace as they give index 0. */
+    uint64_t ack_deadline = uform__now_ns() + (uint64_t)(grace_seconds(s->timeout_seconds) * 1e9);
+    if (ack_deadline < s->deadline_ns) ack_deadline = s->deadline_ns;
     for (uint64_t i = 1; i < count; i++) seen[i] = !seen[i]; /* true: nothing to wait for */
     missing = 0;
     for (uint64_t i = 1; i < count; i++) missing += !seen[i];
@@ -294,7 +302,7 @@ static uform_status_t lead(session_t *s, const uform__mesh_facts_t *mine, const 
                 missing--;
             }
         }
-        if (missing && !uform__mesh_backoff(s->deadline_ns, &step)) {
+        if (missing && !uform__mesh_backoff(ack_deadline, &step)) {
             list_missing(seen, count, gone_late, sizeof gone_late);
             break;
         }
@@ -363,8 +371,7 @@ static uform_status_t follow(session_t *s, const uform__mesh_facts_t *mine, ufor
     }
     /* Index 0 times out at the same deadline and then publishes who never arrived: wait a little
      * longer for that roster (a tenth of the timeout, 1 to 10 s) so every process can name them. */
-    double grace = s->timeout_seconds / 10 < 1 ? 1 : s->timeout_seconds / 10 > 10 ? 10 : s->timeout_seconds / 10;
-    uint64_t roster_deadline = s->deadline_ns + (uint64_t)(grace * 1e9);
+    uint64_t roster_deadline = s->deadline_ns + (uint64_t)(grace_seconds(s->timeout_seconds) * 1e9);
     step = 0;
     for (;;) {
         status = uform__mesh_read(s->job_fd, "roster", text, s->verb);

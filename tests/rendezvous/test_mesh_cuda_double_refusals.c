@@ -90,6 +90,7 @@ int main(void) {
         CHECK_STATUS(members[i].status, UFORM_STATUS_TIMEOUT);
         CHECK_MESSAGE(members[i], "index 3 never arrived");
     }
+    CHECK(job_gone("peer-dies")); /* index 0 cleaned up after the others read its verdict */
     /* ...and the run restarted under a new job name forms. */
     members_fill(members, 4, "peer-dies.retry", 1, 30);
     run(4);
