@@ -19,6 +19,7 @@
 struct uform_mesh_t {
     uform_mesh_description_t description;
     uform_executor_t *executor; /* referenced: released by uform_mesh_free */
+    uint32_t fork_generation;   /* a fork()ed child never touches the executor (freed there) */
     uform__nccl_communicators_t nccl;
     char no_data_plane[384]; /* why there are no communicators ("" when there are) */
 };
@@ -91,6 +92,7 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
         return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: mesh", verb);
     }
     mesh->executor = executor;
+    mesh->fork_generation = uform__fork_generation();
 
     /* This process's facts. */
     size_t count = options->host_domain_count ? options->host_domain_count : 1;
@@ -176,7 +178,7 @@ uform_status_t uform_mesh_communicator(const uform_mesh_t *mesh, size_t device, 
 void uform_mesh_free(uform_mesh_t *mesh) {
     if (!mesh) return;
     /* In a fork()ed child neither NCCL nor the driver is called: the host memory goes. */
-    if (mesh->executor->fork_generation == uform__fork_generation()) {
+    if (mesh->fork_generation == uform__fork_generation()) {
         uform__nccl_communicators_destroy(&mesh->nccl);
         uform__executor_release(mesh->executor);
     }
