@@ -11,6 +11,7 @@
 #include "hardware/cpu_class.h"
 #include "hardware/seam.h"
 #include "kernels/kernels.h"
+#include "mesh/mesh_internal.h"
 #include "uform/hardware.h"
 
 /* One token per compiled class, in class order, then the backends: a string literal, so it
@@ -75,13 +76,15 @@
 #define TOKEN_CUDA ",cuda"
 /* So does the HIP backend (libamdhip64.so, dlopen'ed likewise). */
 #define TOKEN_HIP ",hip"
+/* And the mesh's NCCL data plane (libnccl.so.2, dlopen'ed likewise). */
+#define TOKEN_NCCL ",nccl"
 #if defined(__linux__)
 #define TOKEN_NUMA ",numa"
 #else
 #define TOKEN_NUMA ""
 #endif
 
-static const char compiled[] = "serial" TOKEN_INTEL_HASWELL TOKEN_INTEL_SIERRA TOKEN_INTEL_SKYLAKE TOKEN_INTEL_ICELAKE TOKEN_AMD_GENOA TOKEN_INTEL_SAPPHIRE TOKEN_INTEL_GRANITE TOKEN_INTEL_DIAMOND TOKEN_AWS_G2 TOKEN_APPLE_M2 TOKEN_AWS_G5 TOKEN_CUDA TOKEN_HIP TOKEN_NUMA;
+static const char compiled[] = "serial" TOKEN_INTEL_HASWELL TOKEN_INTEL_SIERRA TOKEN_INTEL_SKYLAKE TOKEN_INTEL_ICELAKE TOKEN_AMD_GENOA TOKEN_INTEL_SAPPHIRE TOKEN_INTEL_GRANITE TOKEN_INTEL_DIAMOND TOKEN_AWS_G2 TOKEN_APPLE_M2 TOKEN_AWS_G5 TOKEN_CUDA TOKEN_HIP TOKEN_NCCL TOKEN_NUMA;
 
 const char *uform_capabilities_compiled(void) { return compiled; }
 
@@ -107,6 +110,10 @@ static bool machine_runs(const char *token) {
         /* Likewise: the HIP runtime loads and sees a device. */
         const uform__hip_t *hip = NULL;
         return uform__hip_get(&hip) == UFORM_STATUS_OK && hip && hip->device_count > 0;
+    }
+    if (strcmp(token, "nccl") == 0) {
+        /* Available means libnccl loads with every entry point the mesh binds. */
+        return uform__nccl_available(NULL) == UFORM_STATUS_OK;
     }
     if (strcmp(token, "numa") == 0) {
         char text[256];

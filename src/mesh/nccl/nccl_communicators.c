@@ -1,0 +1,233 @@
+/* The communicators NCCL hands this process: one per device of a VRAM executor, each made with
+ * its device current, all inside one group so that a process driving several GPUs does not
+ * deadlock in ncclCommInitRank's rendezvous. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/memory.h"
+#include "gpu/vram_internal.h"
+#include "mesh/nccl/nccl_loader.h"
+#include "platform/platform.h"
+
+/* Frees communicators from any state: ncclCommAbort, because a communicator whose
+ * initialisation failed inside a group cannot be ncclCommDestroy'ed (destroy waits for it to be
+ * ready). Errors are ignored: nothing better can be done with them. */
+static void abort_all(const uform__nccl_api_t *library, uform_ncclComm *communicators, size_t count) {
+    for (size_t i = 0; i < count; i++)
+        if (communicators[i]) {
+            library->ncclCommAbort(communicators[i]);
+            communicators[i] = NULL;
+        }
+}
+
+/* The executor's devices, refusing what NCCL cannot serve. */
+static uform_status_t nccl_devices(uform_executor_t *executor, const char *verb, uform__vram_t **out) {
+    if (!executor) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the executor is NULL", verb);
+    if (!executor->vram)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: NCCL needs a VRAM executor, not a RAM one", verb);
+    if (executor->fork_generation != uform__fork_generation())
+        return uform__fail(UFORM_STATUS_FORKED, "%s: the executor was inherited across fork()", verb);
+    uform__vram_t *vram = executor->vram;
+    for (size_t d = 0; d < vram->device_count; d++)
+        if (vram->devices[d].vendor != UFORM_GPU_VENDOR_NVIDIA)
+            return uform__fail(UFORM_STATUS_UNSUPPORTED, "%s: device %zu of the executor is not NVIDIA's (%s): NCCL "
+                                                         "drives CUDA devices only", verb, d,
+                               vram->devices[d].backend->name);
+    *out = vram;
+    return uform__vram_fault(executor, verb); /* a faulted executor stays so */
+}
+
+uform_status_t uform__nccl_communicators_create(uform_executor_t *executor, const uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES],
+                                                size_t first_rank, size_t nranks, uform__nccl_communicators_t *out) {
+    static const char verb[] = "NCCL communicators";
+    if (!out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: output is NULL", verb);
+    memset(out, 0, sizeof *out);
+    if (!id) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the unique id is NULL", verb);
+    uform__vram_t *vram = NULL;
+    uform_status_t status = nccl_devices(executor, verb, &vram);
+    if (status != UFORM_STATUS_OK) return status;
+    size_t count = vram->device_count;
+    if (nranks == 0 || nranks > INT_MAX || first_rank > nranks || count > nranks - first_rank)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
+                           "%s: ranks %zu..%zu of %zu do not fit (NCCL takes 1 to %d ranks, each below the count)", verb,
+                           first_rank, first_rank + count, nranks, INT_MAX);
+    const uform__nccl_api_t *library = NULL;
+    status = uform__nccl_get(&library);
+    if (status != UFORM_STATUS_OK) return status;
+
+    uform_ncclComm *communicators = uform__allocate_zeroed(count ? count : 1, sizeof *communicators);
+    if (!communicators) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: no memory for %zu handles", verb, count);
+    uform_ncclUniqueId unique;
+    memcpy(unique.internal, id, UFORM_NCCL_UNIQUE_ID_BYTES);
+    char buffer[32];
+
+    /* Inside the group ncclCommInitRank only records each rank; the outermost ncclGroupEnd
+     * initialises them all together, and answers the first failure. A failure before it (a device
+     * that cannot be made current, an argument NCCL refuses at once) stops adding ranks, but the
+     * group is still ended, so the thread does not stay inside it. */
+    uform_ncclResult result = library->ncclGroupStart();
+    if (result != UFORM_NCCL_SUCCESS) {
+        uform__deallocate(communicators);
+        return uform__fail(uform__nccl_status(result), "%s: ncclGroupStart: %s: %s", verb,
+                           uform__nccl_result_name(result), uform__nccl_error_string(library, result, buffer, sizeof buffer));
+    }
+    for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++) {
+        uform__gpu_device_t *device = &vram->devices[d];
+        status = device->backend->make_current(device);
+        if (status != UFORM_STATUS_OK) { /* the backend's message names the driver's error */
+            uform__vram_note_fault(executor, device);
+            break;
+        }
+        int rank = (int)(first_rank + d);
+        result = library->ncclCommInitRank(&communicators[d], (int)nranks, unique, rank);
+        if (result != UFORM_NCCL_SUCCESS)
+            status = uform__fail(uform__nccl_status(result),
+                                 "%s: ncclCommInitRank (rank %d of %zu, device %zu) answered %s: %s", verb, rank,
+                                 nranks, d, uform__nccl_result_name(result),
+                                 uform__nccl_error_string(library, result, buffer, sizeof buffer));
+    }
+    result = library->ncclGroupEnd();
+    if (result != UFORM_NCCL_SUCCESS && status == UFORM_STATUS_OK)
+        status = uform__fail(uform__nccl_status(result),
+                             "%s: ncclGroupEnd (initialising ranks %zu..%zu of %zu) answered %s: %s", verb, first_rank,
+                             first_rank + count - 1, nranks, uform__nccl_result_name(result),
+                             uform__nccl_error_string(library, result, buffer, sizeof buffer));
+
+    /* NCCL's own view must be the one asked for. */
+    for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++) {
+        int rank = -1, ranks = -1;
+        uform_ncclResult asked = library->ncclCommUserRank(communicators[d], &rank);
+        if (asked == UFORM_NCCL_SUCCESS) asked = library->ncclCommCount(communicators[d], &ranks);
+        if (asked != UFORM_NCCL_SUCCESS)
+            status = uform__fail(uform__nccl_status(asked), "%s: asking device %zu's communicator its rank: %s: %s",
+                                 verb, d, uform__nccl_result_name(asked),
+                                 uform__nccl_error_string(library, asked, buffer, sizeof buffer));
+        else if (rank != (int)(first_rank + d) || ranks != (int)nranks)
+            status = uform__fail(UFORM_STATUS_DEVICE_FAULT,
+                                 "%s: device %zu's communicator is rank %d of %d, not %zu of %zu", verb, d, rank, ranks,
+                                 first_rank + d, nranks);
+    }
+    if (status != UFORM_STATUS_OK) {
+        abort_all(library, communicators, count);
+        uform__deallocate(communicators);
+        return status;
+    }
+    out->count = count;
+    out->communicators = (void **)communicators;
+    return UFORM_STATUS_OK;
+}
+
+void uform__nccl_communicators_destroy(uform__nccl_communicators_t *communicators) {
+    if (!communicators) return;
+    if (communicators->communicators) {
+        /* A fork()ed child never calls NCCL: the communicators are the parent's; only the
+         * array, which is the child's copy, is freed. */
+        const uform__nccl_api_t *library = NULL;
+        char saved[512];
+        snprintf(saved, sizeof saved, "%s", uform_last_error());
+        if (uform__nccl_get(&library) == UFORM_STATUS_OK)
+            for (size_t i = 0; i < communicators->count; i++)
+                if (communicators->communicators[i])
+                    library->ncclCommDestroy((uform_ncclComm)communicators->communicators[i]);
+        uform__fail(UFORM_STATUS_OK, "%s", saved); /* destroying leaves the caller's last error */
+        uform__deallocate(communicators->communicators);
+    }
+    communicators->communicators = NULL;
+    communicators->count = 0;
+}
+
+/* ---- the device check ---- */
+
+#define CHECK_NCCL_(call, what)                                                                    \
+    do {                                                                                           \
+        uform_ncclResult result_ = (call);                                                         \
+        if (result_ != UFORM_NCCL_SUCCESS && status == UFORM_STATUS_OK)                            \
+            status = uform__fail(uform__nccl_status(result_), "NCCL all-reduce check: %s: %s: %s", what, \
+                                 uform__nccl_result_name(result_),                                 \
+                                 uform__nccl_error_string(library, result_, buffer, sizeof buffer)); \
+    } while (0)
+
+uform_status_t uform__nccl_all_reduce_check(uform_executor_t *executor, const uform__nccl_communicators_t *communicators) {
+    static const char verb[] = "NCCL all-reduce check";
+    uform__vram_t *vram = NULL;
+    uform_status_t status = nccl_devices(executor, verb, &vram);
+    if (status != UFORM_STATUS_OK) return status;
+    if (!communicators || communicators->count != vram->device_count || !communicators->communicators)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the communicators are not this executor's (%zu devices)",
+                           verb, vram->device_count);
+    const uform__nccl_api_t *library = NULL;
+    status = uform__nccl_get(&library);
+    if (status != UFORM_STATUS_OK) return status;
+    size_t count = vram->device_count;
+    void **buffers = uform__allocate_zeroed(count ? count : 1, sizeof *buffers);
+    float *values = uform__allocate_zeroed(count ? count : 1, sizeof *values);
+    int *ranks = uform__allocate_zeroed(count ? count : 1, sizeof *ranks);
+    if (!buffers || !values || !ranks) {
+        uform__deallocate(buffers);
+        uform__deallocate(values);
+        uform__deallocate(ranks);
+        return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: no memory for %zu devices", verb, count);
+    }
+    char buffer[32];
+    int nranks = 0;
+    /* Each device's rank + 1 into a float of its memory. The copies are waited for before the
+     * collective: on a GPU the stream would order them anyway; the NCCL test double reduces on
+     * the host and needs them done. */
+    for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++) {
+        uform__gpu_device_t *device = &vram->devices[d];
+        uform_ncclComm communicator = (uform_ncclComm)communicators->communicators[d];
+        CHECK_NCCL_(library->ncclCommUserRank(communicator, &ranks[d]), "ncclCommUserRank");
+        CHECK_NCCL_(library->ncclCommCount(communicator, &nranks), "ncclCommCount");
+        if (status != UFORM_STATUS_OK) break;
+        values[d] = (float)ranks[d] + 1.0f;
+        status = device->backend->make_current(device);
+        if (status == UFORM_STATUS_OK) status = device->backend->device_alloc(device, sizeof(float), &buffers[d]);
+        if (status == UFORM_STATUS_OK)
+            status = device->backend->copy_to_device_async(device, buffers[d], &values[d], sizeof(float));
+        if (status == UFORM_STATUS_OK) status = device->backend->stream_wait(device);
+    }
+    if (status == UFORM_STATUS_OK) {
+        /* One group around every device's part, as one thread drives them all. */
+        CHECK_NCCL_(library->ncclGroupStart(), "ncclGroupStart");
+        if (status == UFORM_STATUS_OK) {
+            for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++) {
+                uform__gpu_device_t *device = &vram->devices[d];
+                status = device->backend->make_current(device);
+                if (status == UFORM_STATUS_OK)
+                    CHECK_NCCL_(library->ncclAllReduce(buffers[d], buffers[d], 1, UFORM_NCCL_FLOAT32, UFORM_NCCL_SUM,
+                                                       (uform_ncclComm)communicators->communicators[d],
+                                                       (uform_ncclStream)device->stream),
+                                "ncclAllReduce");
+            }
+            CHECK_NCCL_(library->ncclGroupEnd(), "ncclGroupEnd");
+        }
+    }
+    /* Read back on each stream (after the collective), then look at NCCL's asynchronous errors. */
+    for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++) {
+        uform__gpu_device_t *device = &vram->devices[d];
+        values[d] = -1.0f;
+        status = device->backend->make_current(device);
+        if (status == UFORM_STATUS_OK)
+            status = device->backend->copy_to_host_async(device, &values[d], buffers[d], sizeof(float));
+        if (status == UFORM_STATUS_OK) status = device->backend->stream_wait(device);
+        uform_ncclResult asynchronous = UFORM_NCCL_SUCCESS;
+        CHECK_NCCL_(library->ncclCommGetAsyncError((uform_ncclComm)communicators->communicators[d], &asynchronous),
+                    "ncclCommGetAsyncError");
+        CHECK_NCCL_(asynchronous, "the communicator's asynchronous error");
+    }
+    float expected = (float)nranks * ((float)nranks + 1.0f) / 2.0f;
+    for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++)
+        if (values[d] != expected)
+            status = uform__fail(UFORM_STATUS_MISMATCH, "%s: device %zu (rank %d of %d) read back %g, expected %g", verb,
+                                 d, ranks[d], nranks, (double)values[d], (double)expected);
+    for (size_t d = 0; d < count; d++) {
+        uform__vram_note_fault(executor, &vram->devices[d]); /* a sticky driver error seen here */
+        if (buffers[d]) vram->devices[d].backend->device_free(&vram->devices[d], buffers[d]);
+    }
+    uform__deallocate(buffers);
+    uform__deallocate(values);
+    uform__deallocate(ranks);
+    return status;
+}

@@ -1,0 +1,79 @@
+/* Helpers for tests that run uform's NCCL layer against the NCCL test double
+ * (tests/doubles/nccl_emulated): a host emulation of NCCL's ABI, never a real GPU. Communicator
+ * tests build VRAM executors over the CUDA driver test double too (tests/vram/vram_double.h). */
+#ifndef UFORM_TEST_NCCL_DOUBLE_H
+#define UFORM_TEST_NCCL_DOUBLE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hardware/fixture.h" /* has_token */
+#include "mesh/mesh_internal.h"
+#include "mesh/nccl/nccl_loader.h"
+#include "test.h"
+
+/** Points uform at the NCCL double configured by `config`, logging to a fresh file whose path is
+ *  written to `log_path` (`capacity` bytes; NULL: no log). Call before uform's first NCCL query:
+ *  the library and the double read these once. */
+static inline void use_nccl_double(const char *config, char *log_path, size_t capacity) {
+    setenv("UFORM_NCCL_LIBRARY", UFORM_TEST_NCCL_DOUBLE, 1);
+    setenv("UFORM_NCCL_DOUBLE_CONFIG", config, 1);
+    if (log_path) {
+        snprintf(log_path, capacity, "%s/nccl_double_log_%ld.txt", UFORM_TEST_BINARY_DIR, (long)getpid());
+        unlink(log_path);
+        setenv("UFORM_NCCL_DOUBLE_LOG", log_path, 1);
+    }
+}
+
+/** One line of the double's log. */
+typedef struct nccl_log_line_t {
+    char kind[16]; /* "init" or "destroy" */
+    long pid;
+    int rank, nranks; /* nranks: init lines only */
+    char id[2 * UFORM_NCCL_UNIQUE_ID_BYTES + 1];
+    int aborted;      /* destroy lines from ncclCommAbort */
+} nccl_log_line_t;
+
+/** Reads the log into `lines` (up to `capacity`); every line must parse. Answers the count. */
+static inline size_t nccl_log_read(const char *path, nccl_log_line_t *lines, size_t capacity) {
+    FILE *file = fopen(path, "r");
+    if (!file) return 0; /* nothing logged yet */
+    char text[512];
+    size_t count = 0;
+    while (fgets(text, sizeof text, file)) {
+        CHECK(count < capacity);
+        nccl_log_line_t *line = &lines[count++];
+        memset(line, 0, sizeof *line);
+        if (strncmp(text, "init ", 5) == 0) {
+            snprintf(line->kind, sizeof line->kind, "init");
+            CHECK_EQ_INT(sscanf(text, "init pid=%ld rank=%d nranks=%d id=%256s", &line->pid, &line->rank,
+                                &line->nranks, line->id),
+                         4);
+            CHECK_EQ_INT(strlen(line->id), 2 * UFORM_NCCL_UNIQUE_ID_BYTES);
+        } else {
+            snprintf(line->kind, sizeof line->kind, "destroy");
+            CHECK_EQ_INT(sscanf(text, "destroy pid=%ld rank=%d", &line->pid, &line->rank), 2);
+            line->aborted = strstr(text, " abort\n") != NULL;
+        }
+    }
+    fclose(file);
+    return count;
+}
+
+/** The id's bytes as the log spells them. */
+static inline void nccl_id_hex(const uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES], char *out) {
+    for (size_t i = 0; i < UFORM_NCCL_UNIQUE_ID_BYTES; i++) sprintf(out + 2 * i, "%02x", id[i]);
+}
+
+/** The message of the last failure must name `text` (as tests/gpu/cuda_double.h defines it). */
+#ifndef CHECK_ERROR_NAMES
+#define CHECK_ERROR_NAMES(text)                                                                    \
+    do {                                                                                           \
+        if (!strstr(uform_last_error(), text))                                                     \
+            TEST_FAIL_("last error \"%s\" does not name \"%s\"", uform_last_error(), text);       \
+    } while (0)
+#endif
+
+#endif
