@@ -32,6 +32,8 @@ typedef struct member_t {
 } member_t;
 
 static char mesh_directory[256];
+/* The NCCL library every member loads: none by default (a machine without NCCL). */
+static const char *mesh_nccl_library = "/nonexistent/libnccl.so.2";
 
 static inline void make_mesh_directory(void) {
     snprintf(mesh_directory, sizeof mesh_directory, "/tmp/uform-mesh-test-XXXXXX");
@@ -43,6 +45,7 @@ static inline void member_run(member_t *m) {
     for (size_t g = 0; g < m->gpus; g++) strcat(config, "device cc=9.0 memory=64M\n");
     setenv("UFORM_CUDA_LIBRARY", UFORM_TEST_CUDA_DOUBLE, 1);
     setenv("UFORM_CUDA_DOUBLE_CONFIG", config, 1);
+    setenv("UFORM_NCCL_LIBRARY", mesh_nccl_library, 1);
     if (m->stall)
         for (;;) pause();
     uform_executor_t *executor = NULL;

@@ -1,7 +1,10 @@
 /* Meshes that form, against the CUDA driver test double, in real processes over a real
  * directory: runs of 1, 2, 8 and 64 processes; runs of 1 to 8 GPUs per process (the description
  * math: first_gpu_index, the colocated count); two runs with different job names at once in one
- * directory. Every process gets the same shape, and each run's job directory is gone afterwards. */
+ * directory. Every process gets the same shape, and each run's job directory is gone afterwards.
+ * One run of 8 processes x 2 GPUs also loads the NCCL test double, whose log shows that every
+ * rank used the id index 0 published, each rank 0..15 once with a count of 16, and that every
+ * communicator was destroyed when the meshes were freed. */
 #include "mesh_processes.h"
 
 static member_t members[128];
@@ -48,6 +51,47 @@ int main(void) {
         members_finish(members, sizes[s]);
         check_run(sizes[s], 1, job);
     }
+
+    /* The NCCL hand-off, seen through the NCCL test double's log. */
+    char log[300];
+    snprintf(log, sizeof log, "%s/nccl.log", mesh_directory);
+    setenv("UFORM_NCCL_DOUBLE_LOG", log, 1);
+    mesh_nccl_library = UFORM_TEST_NCCL_DOUBLE;
+    members_fill(members, 8, "with-nccl", 2, 60);
+    members_start(members, 8);
+    members_finish(members, 8);
+    check_run(8, 2, "with-nccl");
+    mesh_nccl_library = "/nonexistent/libnccl.so.2";
+    unsetenv("UFORM_NCCL_DOUBLE_LOG");
+    FILE *file = fopen(log, "r");
+    CHECK(file != NULL);
+    char line[512], first_id[300] = "";
+    int inits[16] = {0}, destroys[16] = {0};
+    while (fgets(line, sizeof line, file)) {
+        int pid = 0, rank = -1, nranks = 0;
+        char id[300] = "";
+        if (sscanf(line, "init pid=%d rank=%d nranks=%d id=%299s", &pid, &rank, &nranks, id) == 4) {
+            CHECK(rank >= 0 && rank < 16);
+            CHECK_EQ_INT(nranks, 16);
+            if (!first_id[0]) snprintf(first_id, sizeof first_id, "%s", id);
+            CHECK_EQ_STR(id, first_id); /* one id for the whole run: index 0's */
+            inits[rank]++;
+            /* Ranks 2i and 2i+1 belong to the process of index i. */
+            CHECK_EQ_INT(pid, members[rank / 2].pid);
+        } else if (sscanf(line, "destroy pid=%d rank=%d", &pid, &rank) == 2) {
+            CHECK(rank >= 0 && rank < 16);
+            destroys[rank]++;
+        } else {
+            TEST_FAIL_("unexpected line in the NCCL double's log: %s", line);
+        }
+    }
+    fclose(file);
+    for (int r = 0; r < 16; r++) {
+        CHECK_EQ_INT(inits[r], 1);
+        CHECK_EQ_INT(destroys[r], 1);
+    }
+    CHECK(strlen(first_id) == 256);
+    unlink(log);
 
     /* 1 to 8 GPUs per process, three processes each. */
     for (size_t gpus = 1; gpus <= 8; gpus++) {

@@ -28,6 +28,7 @@ static int uform_threads(void) {
 
 int main(void) {
     use_cuda_double("device cc=9.0 memory=64M\ndevice cc=9.0 memory=64M\n");
+    setenv("UFORM_NCCL_LIBRARY", "/nonexistent/libnccl.so.2", 1); /* a machine without NCCL */
     uform_executor_t *executor = NULL;
     CHECK_OK(uform_executor_for_vram(NULL, 0, UFORM_GPU_CLASS_NONE, NULL, 0, UFORM_CPU_CLASS_NONE, NULL, 0, 0, 0,
                                      &executor));
