@@ -73,6 +73,8 @@ def environment_for(cuda_double, config):
     environment.pop("CUDA_DEVICE_ORDER", None)
     environment["UFORM_CUDA_LIBRARY"] = str(cuda_double)
     environment["UFORM_CUDA_DOUBLE_CONFIG"] = config
+    # A machine without NCCL: a real libnccl.so.2 installed here cannot drive the emulated GPUs.
+    environment["UFORM_NCCL_LIBRARY"] = "/nonexistent/libnccl.so.2"
     environment["PYTHONDEVMODE"] = "1"  # ResourceWarning and unraisable errors reach stderr
     return environment
 

@@ -150,6 +150,7 @@ impl Run {
                     .args(["--exact", CHILD_TEST, "--include-ignored", "--nocapture", "--test-threads=1"])
                     .env(CHILD_ROLE, "member")
                     .env("UFORM_CUDA_LIBRARY", cuda_double())
+                    .env("UFORM_NCCL_LIBRARY", support::cuda_double::NO_NCCL)
                     .env("UFORM_CUDA_DOUBLE_CONFIG", gpus(count))
                     .env_remove("CUDA_DEVICE_ORDER")
                     .env(INDEX, index.to_string())

@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+/// A library path that does not exist: the children of these tests run without NCCL.
+pub const NO_NCCL: &str = "/nonexistent/libnccl.so.2";
+
 /// The variable naming the scenario a child runs.
 pub const CHILD_ROLE: &str = "UFORM_CUDA_DOUBLE_CHILD";
 
@@ -66,6 +69,9 @@ pub fn run_child(child_test: &str, scenario: &str, library: &Path, config: Optio
         .args(["--exact", child_test, "--include-ignored", "--nocapture", "--test-threads=1"])
         .env(CHILD_ROLE, scenario)
         .env("UFORM_CUDA_LIBRARY", library)
+        // A machine without NCCL unless `extra` says otherwise: a real libnccl.so.2 installed
+        // here cannot drive the emulated GPUs.
+        .env("UFORM_NCCL_LIBRARY", NO_NCCL)
         .env_remove("CUDA_DEVICE_ORDER");
     match config {
         Some(config) => command.env("UFORM_CUDA_DOUBLE_CONFIG", config),
