@@ -3,6 +3,7 @@
  * function type or no build), and every dlsym name against the versioned symbol cuda.h maps
  * the base name to. Built only where the toolkit's headers are installed (tests/gpu/tests.cmake). */
 #include <cuda.h>
+#include <stddef.h>
 
 #include "gpu/cuda/cuda_abi.h"
 #include "test.h"
@@ -91,6 +92,91 @@ UFORM_CUDA_EXECUTION_ENTRY_POINTS(SAME_SIGNATURE)
 _Static_assert(_Generic((uform_cuGetProcAddress_t)0, __typeof__(&cuGetProcAddress): 1, default: 0),
                "uform_cuGetProcAddress_t does not match cuda.h");
 
+/* Multicast (UFORM_CUDA_MULTICAST_ENTRY_POINTS): values, scalar types, the two structs' layouts
+ * field by field, and each entry point's signature. Three signatures take our own struct (a
+ * distinct type from cuda.h's); for them the test instantiates cuda_abi.h's signature macro over
+ * cuda.h's struct, so the comparison is still of our declaration's text, struct aside. */
+SAME_VALUE(UFORM_CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED);
+SAME_VALUE(UFORM_CUDA_ERROR_ILLEGAL_STATE, CUDA_ERROR_ILLEGAL_STATE);
+SAME_VALUE(UFORM_CUDA_ERROR_NOT_PERMITTED, CUDA_ERROR_NOT_PERMITTED);
+SAME_VALUE(UFORM_CUDA_ERROR_SYSTEM_NOT_READY, CUDA_ERROR_SYSTEM_NOT_READY);
+SAME_VALUE(UFORM_CU_MEM_HANDLE_TYPE_NONE, CU_MEM_HANDLE_TYPE_NONE);
+SAME_VALUE(UFORM_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+SAME_VALUE(UFORM_CU_MEM_HANDLE_TYPE_FABRIC, CU_MEM_HANDLE_TYPE_FABRIC);
+SAME_VALUE(UFORM_CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_DEVICE);
+SAME_VALUE(UFORM_CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_ALLOCATION_TYPE_PINNED);
+SAME_VALUE(UFORM_CU_MEM_ALLOC_GRANULARITY_MINIMUM, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+SAME_VALUE(UFORM_CU_MEM_ALLOC_GRANULARITY_RECOMMENDED, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+SAME_VALUE(UFORM_CU_MULTICAST_GRANULARITY_MINIMUM, CU_MULTICAST_GRANULARITY_MINIMUM);
+SAME_VALUE(UFORM_CU_MULTICAST_GRANULARITY_RECOMMENDED, CU_MULTICAST_GRANULARITY_RECOMMENDED);
+_Static_assert(_Generic((uform_cuMemGenericAllocationHandle)0, CUmemGenericAllocationHandle: 1, default: 0),
+               "CUmemGenericAllocationHandle type");
+_Static_assert(_Generic((uform_cuMemAllocationHandleType)0, __typeof__((CUmemAllocationHandleType)0): 1, default: 0),
+               "CUmemAllocationHandleType type");
+_Static_assert(_Generic((uform_cuMemLocationType)0, __typeof__((CUmemLocationType)0): 1, default: 0),
+               "CUmemLocationType type");
+_Static_assert(_Generic((uform_cuMemAllocationType)0, __typeof__((CUmemAllocationType)0): 1, default: 0),
+               "CUmemAllocationType type");
+_Static_assert(_Generic((uform_cuMulticastGranularityFlags)0, __typeof__((CUmulticastGranularity_flags)0): 1,
+                        default: 0),
+               "CUmulticastGranularity_flags type");
+
+#define SAME_FIELD(ours, theirs, field)                                                            \
+    _Static_assert(offsetof(ours, field) == offsetof(theirs, field), #theirs "." #field " offset"); \
+    _Static_assert(sizeof(((ours *)0)->field) == sizeof(((theirs *)0)->field), #theirs "." #field " size");
+#define SAME_LAYOUT(ours, theirs)                                                                  \
+    _Static_assert(sizeof(ours) == sizeof(theirs), #theirs " size");                               \
+    _Static_assert(_Alignof(ours) == _Alignof(theirs), #theirs " alignment");
+SAME_LAYOUT(uform_cuMemLocation, CUmemLocation)
+SAME_FIELD(uform_cuMemLocation, CUmemLocation, type)
+SAME_FIELD(uform_cuMemLocation, CUmemLocation, id)
+SAME_LAYOUT(uform_cuMemAllocationProp, CUmemAllocationProp)
+SAME_FIELD(uform_cuMemAllocationProp, CUmemAllocationProp, type)
+SAME_FIELD(uform_cuMemAllocationProp, CUmemAllocationProp, requestedHandleTypes)
+SAME_FIELD(uform_cuMemAllocationProp, CUmemAllocationProp, location)
+SAME_FIELD(uform_cuMemAllocationProp, CUmemAllocationProp, location.type)
+SAME_FIELD(uform_cuMemAllocationProp, CUmemAllocationProp, location.id)
+SAME_FIELD(uform_cuMemAllocationProp, CUmemAllocationProp, win32HandleMetaData)
+SAME_FIELD(uform_cuMemAllocationProp, CUmemAllocationProp, allocFlags)
+SAME_FIELD(uform_cuMemAllocationProp, CUmemAllocationProp, allocFlags.compressionType)
+SAME_FIELD(uform_cuMemAllocationProp, CUmemAllocationProp, allocFlags.gpuDirectRDMACapable)
+SAME_FIELD(uform_cuMemAllocationProp, CUmemAllocationProp, allocFlags.usage)
+SAME_FIELD(uform_cuMemAllocationProp, CUmemAllocationProp, allocFlags.reserved)
+SAME_LAYOUT(uform_cuMulticastObjectProp, CUmulticastObjectProp)
+SAME_FIELD(uform_cuMulticastObjectProp, CUmulticastObjectProp, numDevices)
+SAME_FIELD(uform_cuMulticastObjectProp, CUmulticastObjectProp, size)
+SAME_FIELD(uform_cuMulticastObjectProp, CUmulticastObjectProp, handleTypes)
+SAME_FIELD(uform_cuMulticastObjectProp, CUmulticastObjectProp, flags)
+/* The scalar members' types too, not only their sizes. */
+_Static_assert(_Generic(((uform_cuMemAllocationProp *)0)->location.id, __typeof__(((CUmemAllocationProp *)0)->location.id): 1,
+                        default: 0),
+               "CUmemLocation.id type");
+_Static_assert(_Generic(((uform_cuMulticastObjectProp *)0)->size, __typeof__(((CUmulticastObjectProp *)0)->size): 1,
+                        default: 0),
+               "CUmulticastObjectProp.size type");
+_Static_assert(_Generic(((uform_cuMulticastObjectProp *)0)->handleTypes,
+                        __typeof__(((CUmulticastObjectProp *)0)->handleTypes): 1, default: 0),
+               "CUmulticastObjectProp.handleTypes type");
+
+/* One shape per row of the list (a row without one does not build): our type itself where it
+ * holds no struct, else our signature macro over cuda.h's struct. */
+typedef uform_cuDeviceCanAccessPeer_t toolkit_shape_cuDeviceCanAccessPeer;
+typedef UFORM_CU_MEM_CREATE_SIGNATURE(toolkit_shape_cuMemCreate, CUmemAllocationProp);
+typedef uform_cuMemRelease_t toolkit_shape_cuMemRelease;
+typedef UFORM_CU_MULTICAST_GET_GRANULARITY_SIGNATURE(toolkit_shape_cuMulticastGetGranularity, CUmulticastObjectProp);
+typedef UFORM_CU_MULTICAST_CREATE_SIGNATURE(toolkit_shape_cuMulticastCreate, CUmulticastObjectProp);
+typedef uform_cuMulticastAddDevice_t toolkit_shape_cuMulticastAddDevice;
+typedef uform_cuMulticastBindMem_t toolkit_shape_cuMulticastBindMem;
+typedef uform_cuMulticastUnbind_t toolkit_shape_cuMulticastUnbind;
+#define SAME_MULTICAST_SIGNATURE(field, base, version, symbol, type)                              \
+    _Static_assert(_Generic((toolkit_shape_##field)0, __typeof__(&field): 1, default: 0),          \
+                   #type " does not match cuda.h");
+UFORM_CUDA_MULTICAST_ENTRY_POINTS(SAME_MULTICAST_SIGNATURE)
+/* Every row's base name appeared no later than this toolkit. */
+#define NOT_NEWER_THAN_TOOLKIT(field, base, version, symbol, type)                                \
+    _Static_assert(version <= CUDA_VERSION, base " is newer than this toolkit");
+UFORM_CUDA_MULTICAST_ENTRY_POINTS(NOT_NEWER_THAN_TOOLKIT)
+
 #define STRINGIFY_(x) #x
 #define EXPANDED_NAME_(x) STRINGIFY_(x)
 
@@ -101,6 +187,7 @@ int main(void) {
     CHECK_EQ_STR(base, #field);
     UFORM_CUDA_ENTRY_POINTS(SAME_SYMBOL)
     UFORM_CUDA_EXECUTION_ENTRY_POINTS(SAME_SYMBOL)
+    UFORM_CUDA_MULTICAST_ENTRY_POINTS(SAME_SYMBOL)
     CHECK_EQ_STR("cuGetProcAddress_v2", EXPANDED_NAME_(cuGetProcAddress));
     TEST_DONE();
 }

@@ -203,4 +203,105 @@ typedef uform_cuResult (*uform_cuLaunchHostFunc_t)(uform_cuStream stream, uform_
     X(cuEventSynchronize, "cuEventSynchronize", 2000, "cuEventSynchronize", uform_cuEventSynchronize_t) \
     X(cuEventQuery, "cuEventQuery", 2000, "cuEventQuery", uform_cuEventQuery_t)
 
+/*
+ * Multicast (NVSwitch multimem): the probe of src/mesh/mesh_multicast.c. Optional, each entry
+ * point resolved on its own through uform__cuda_resolve, so a driver without them still runs
+ * VRAM executors; neither the discovery loader nor the execution binding touches this list.
+ * Same X row shape as above; none of these names has a versioned symbol in cuda.h.
+ */
+enum {
+    UFORM_CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED = 132
+};
+/* CUresult values the multicast calls document (cuda.h: bind may answer OUT_OF_MEMORY,
+ * SYSTEM_NOT_READY or ILLEGAL_STATE; every one NOT_PERMITTED): named for tests. */
+enum {
+    UFORM_CUDA_ERROR_ILLEGAL_STATE = 401,
+    UFORM_CUDA_ERROR_NOT_PERMITTED = 800,
+    UFORM_CUDA_ERROR_SYSTEM_NOT_READY = 802
+};
+/* CUmemGenericAllocationHandle (_v1): physical memory of cuMemCreate, or a multicast object. */
+typedef unsigned long long uform_cuMemGenericAllocationHandle;
+/* CUmemAllocationHandleType, CUmemLocationType, CUmemAllocationType,
+ * CUmemAllocationGranularity_flags, CUmulticastGranularity_flags: the values uform names. */
+typedef unsigned int uform_cuMemAllocationHandleType;
+typedef unsigned int uform_cuMemLocationType;
+typedef unsigned int uform_cuMemAllocationType;
+typedef unsigned int uform_cuMulticastGranularityFlags;
+enum {
+    UFORM_CU_MEM_HANDLE_TYPE_NONE = 0,
+    UFORM_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1,
+    UFORM_CU_MEM_HANDLE_TYPE_FABRIC = 8,
+    UFORM_CU_MEM_LOCATION_TYPE_DEVICE = 1,
+    UFORM_CU_MEM_ALLOCATION_TYPE_PINNED = 1,
+    UFORM_CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0,
+    UFORM_CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1,
+    UFORM_CU_MULTICAST_GRANULARITY_MINIMUM = 0,
+    UFORM_CU_MULTICAST_GRANULARITY_RECOMMENDED = 1
+};
+/* CUmemLocation (_v1). */
+typedef struct uform_cuMemLocation {
+    uform_cuMemLocationType type;
+    int id;
+} uform_cuMemLocation;
+/* CUmemAllocationProp (_v1): field for field, the toolkit test checks size and offsets. */
+typedef struct uform_cuMemAllocationProp {
+    uform_cuMemAllocationType type;
+    uform_cuMemAllocationHandleType requestedHandleTypes;
+    uform_cuMemLocation location;
+    void *win32HandleMetaData;
+    struct {
+        unsigned char compressionType;
+        unsigned char gpuDirectRDMACapable;
+        unsigned short usage;
+        unsigned char reserved[4];
+    } allocFlags;
+} uform_cuMemAllocationProp;
+/* CUmulticastObjectProp (_v1). */
+typedef struct uform_cuMulticastObjectProp {
+    unsigned int numDevices;
+    size_t size;
+    unsigned long long handleTypes;
+    unsigned long long flags;
+} uform_cuMulticastObjectProp;
+
+/* The three entry points taking a struct are spelled through a macro of the struct type, so
+ * the toolkit test can instantiate the very same signature over cuda.h's struct and compare it
+ * with the prototype (our struct is a distinct type; its layout is checked field by field). */
+#define UFORM_CU_MEM_CREATE_SIGNATURE(name, prop_type)                                              \
+    uform_cuResult (*name)(uform_cuMemGenericAllocationHandle * handle, size_t bytes, const prop_type *prop, \
+                           unsigned long long flags)
+#define UFORM_CU_MULTICAST_CREATE_SIGNATURE(name, prop_type)                                        \
+    uform_cuResult (*name)(uform_cuMemGenericAllocationHandle * multicast, const prop_type *prop)
+#define UFORM_CU_MULTICAST_GET_GRANULARITY_SIGNATURE(name, prop_type)                               \
+    uform_cuResult (*name)(size_t * granularity, const prop_type *prop, uform_cuMulticastGranularityFlags option)
+
+typedef uform_cuResult (*uform_cuDeviceCanAccessPeer_t)(int *can_access, uform_cuDevice device, uform_cuDevice peer);
+typedef UFORM_CU_MEM_CREATE_SIGNATURE(uform_cuMemCreate_t, uform_cuMemAllocationProp);
+typedef uform_cuResult (*uform_cuMemRelease_t)(uform_cuMemGenericAllocationHandle handle);
+typedef UFORM_CU_MULTICAST_CREATE_SIGNATURE(uform_cuMulticastCreate_t, uform_cuMulticastObjectProp);
+typedef uform_cuResult (*uform_cuMulticastAddDevice_t)(uform_cuMemGenericAllocationHandle multicast,
+                                                       uform_cuDevice device);
+typedef uform_cuResult (*uform_cuMulticastBindMem_t)(uform_cuMemGenericAllocationHandle multicast,
+                                                     size_t multicast_offset,
+                                                     uform_cuMemGenericAllocationHandle memory, size_t memory_offset,
+                                                     size_t bytes, unsigned long long flags);
+typedef uform_cuResult (*uform_cuMulticastUnbind_t)(uform_cuMemGenericAllocationHandle multicast, uform_cuDevice device,
+                                                    size_t multicast_offset, size_t bytes);
+typedef UFORM_CU_MULTICAST_GET_GRANULARITY_SIGNATURE(uform_cuMulticastGetGranularity_t, uform_cuMulticastObjectProp);
+
+/* Versions: cuDeviceCanAccessPeer appeared in CUDA 4.0, the virtual memory management calls
+ * (cuMemCreate, cuMemRelease) in 10.2, the multicast objects in 12.1. */
+#define UFORM_CUDA_MULTICAST_ENTRY_POINTS(X)                                                      \
+    X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", 4000, "cuDeviceCanAccessPeer",               \
+      uform_cuDeviceCanAccessPeer_t)                                                               \
+    X(cuMemCreate, "cuMemCreate", 10020, "cuMemCreate", uform_cuMemCreate_t)                         \
+    X(cuMemRelease, "cuMemRelease", 10020, "cuMemRelease", uform_cuMemRelease_t)                     \
+    X(cuMulticastGetGranularity, "cuMulticastGetGranularity", 12010, "cuMulticastGetGranularity",  \
+      uform_cuMulticastGetGranularity_t)                                                           \
+    X(cuMulticastCreate, "cuMulticastCreate", 12010, "cuMulticastCreate", uform_cuMulticastCreate_t) \
+    X(cuMulticastAddDevice, "cuMulticastAddDevice", 12010, "cuMulticastAddDevice",                 \
+      uform_cuMulticastAddDevice_t)                                                                \
+    X(cuMulticastBindMem, "cuMulticastBindMem", 12010, "cuMulticastBindMem", uform_cuMulticastBindMem_t) \
+    X(cuMulticastUnbind, "cuMulticastUnbind", 12010, "cuMulticastUnbind", uform_cuMulticastUnbind_t)
+
 #endif

@@ -77,6 +77,8 @@ static void parse_device(char *rest, emulated_config_t *config, size_t line) {
     device->memory_bytes = 80ull << 30;
     device->pci_bus = 0x10 + (unsigned)index;
     snprintf(device->name, sizeof device->name, "Emulated CUDA device %zu", index);
+    device->multicast = 0;     /* most GPUs sit on no NVSwitch */
+    device->nvlink_group = -1; /* and reach no peer */
     char *p = rest;
     while (*p) {
         while (*p == ' ' || *p == '\t') p++;
@@ -105,6 +107,17 @@ static void parse_device(char *rest, emulated_config_t *config, size_t line) {
                 if (sscanf(value, "%x:%x:%x.%x", &device->pci_domain, &device->pci_bus, &device->pci_device,
                            &device->pci_function) != 4)
                     refuse(config, line, "pci=%s is not domain:bus:device.function", value);
+            } else if (strcmp(p, "multicast") == 0) {
+                if (strcmp(value, "yes") == 0) device->multicast = 1;
+                else if (strcmp(value, "no") == 0) device->multicast = 0;
+                else refuse(config, line, "multicast=%s is not yes or no", value);
+            } else if (strcmp(p, "nvlink") == 0) {
+                char *end = NULL;
+                errno = 0;
+                long group = strtol(value, &end, 10);
+                if (!isdigit((unsigned char)value[0]) || *end || errno == ERANGE || group > 1000000)
+                    refuse(config, line, "nvlink=%s is not a group number", value);
+                else device->nvlink_group = (int)group;
             } else {
                 refuse(config, line, "unknown device key '%s'", p);
             }
@@ -112,6 +125,49 @@ static void parse_device(char *rest, emulated_config_t *config, size_t line) {
         *end = saved;
         p = end;
     }
+}
+
+static const char *const multicast_step_names[MULTICAST_STEPS] = {"granularity", "create", "add", "memcreate",
+                                                                  "bind", "unbind"};
+
+const char *emulated_multicast_step_name(multicast_step_t step) {
+    return step < MULTICAST_STEPS ? multicast_step_names[step] : "?";
+}
+
+/* `fault multicast=<step>[@<ordinal>][:<CUDA error>]`: every call of that step (concerning that
+ * driver ordinal: add, memcreate, bind and unbind name a device) answers the error, default
+ * CUDA_ERROR_NOT_PERMITTED (which cuda.h lists for each of these entry points). */
+static void parse_multicast_fault(char *value, emulated_config_t *config, size_t line) {
+    if (config->multicast_fault_count == EMULATED_MAX_MULTICAST_FAULTS)
+        return refuse(config, line, "more than %d multicast faults", EMULATED_MAX_MULTICAST_FAULTS);
+    emulated_multicast_fault_t fault = {.device = -1, .result = 800 /* CUDA_ERROR_NOT_PERMITTED */};
+    char *error = strchr(value, ':');
+    if (error) {
+        *error++ = '\0';
+        long result = emulated_result_parse(error);
+        if (result <= 0) return refuse(config, line, "fault multicast=...:%s is not a CUDA error", error);
+        fault.result = (unsigned)result;
+    }
+    char *at = strchr(value, '@');
+    if (at) {
+        *at++ = '\0';
+        char *end = NULL;
+        long ordinal = strtol(at, &end, 10);
+        if (!isdigit((unsigned char)at[0]) || *end || ordinal >= EMULATED_MAX_DEVICES)
+            return refuse(config, line, "fault multicast=%s@%s: not a device ordinal", value, at);
+        fault.device = (int)ordinal;
+    }
+    int found = 0;
+    for (int step = 0; step < MULTICAST_STEPS; step++)
+        if (strcmp(value, multicast_step_names[step]) == 0) {
+            fault.step = (multicast_step_t)step;
+            found = 1;
+        }
+    if (!found)
+        return refuse(config, line, "fault multicast=%s is not granularity, create, add, memcreate, bind or unbind", value);
+    if (at && (fault.step == MULTICAST_STEP_GRANULARITY || fault.step == MULTICAST_STEP_CREATE))
+        return refuse(config, line, "fault multicast=%s names no device", value);
+    config->multicast_faults[config->multicast_fault_count++] = fault;
 }
 
 static void parse_fault(char *rest, emulated_config_t *config, size_t line) {
@@ -127,6 +183,8 @@ static void parse_fault(char *rest, emulated_config_t *config, size_t line) {
     } else if (strcmp(rest, "missing") == 0) {
         if (config->missing_count == EMULATED_MAX_MISSING) return refuse(config, line, "too many missing entry points");
         snprintf(config->missing[config->missing_count++], sizeof config->missing[0], "%s", value);
+    } else if (strcmp(rest, "multicast") == 0) {
+        parse_multicast_fault(value, config, line);
     } else if (strcmp(rest, "alloc") == 0 || strcmp(rest, "sticky") == 0) {
         char *end = NULL;
         unsigned long n = strtoul(value, &end, 10);

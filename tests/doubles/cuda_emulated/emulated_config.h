@@ -9,6 +9,24 @@
 
 #define EMULATED_MAX_DEVICES 64
 #define EMULATED_MAX_MISSING 16
+#define EMULATED_MAX_MULTICAST_FAULTS 8
+
+/* The steps `fault multicast=<step>` can make fail: one entry point each. */
+typedef enum {
+    MULTICAST_STEP_GRANULARITY, /* cuMulticastGetGranularity */
+    MULTICAST_STEP_CREATE,      /* cuMulticastCreate */
+    MULTICAST_STEP_ADD,         /* cuMulticastAddDevice */
+    MULTICAST_STEP_MEMCREATE,   /* cuMemCreate */
+    MULTICAST_STEP_BIND,        /* cuMulticastBindMem */
+    MULTICAST_STEP_UNBIND,      /* cuMulticastUnbind */
+    MULTICAST_STEPS
+} multicast_step_t;
+
+typedef struct emulated_multicast_fault_t {
+    multicast_step_t step;
+    int device;      /* the driver ordinal the call concerns; -1: any */
+    unsigned result; /* what the call answers */
+} emulated_multicast_fault_t;
 
 typedef struct emulated_device_t {
     int compute_major, compute_minor;
@@ -16,6 +34,8 @@ typedef struct emulated_device_t {
     uint64_t memory_bytes;
     unsigned pci_domain, pci_bus, pci_device, pci_function;
     char name[1024]; /* longer than any driver buffer, so truncation can be tested */
+    int multicast;    /* `multicast=yes`: CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED (default no) */
+    int nvlink_group; /* `nvlink=<group>`: peers are the devices of one group; -1 none (default) */
 } emulated_device_t;
 
 typedef struct emulated_config_t {
@@ -28,11 +48,16 @@ typedef struct emulated_config_t {
     unsigned long alloc_fault;      /* `fault alloc=N`: the Nth cuMemAlloc answers OUT_OF_MEMORY (0: none) */
     unsigned long sticky_fault;     /* `fault sticky=N`: the Nth stream operation sticky-faults its context */
     uint64_t link_bandwidth;        /* `link bandwidth=1G`: bytes per second of an async copy (0: unlimited) */
+    size_t multicast_fault_count;   /* `fault multicast=<step>[@<ordinal>][:<CUDA error>]` */
+    emulated_multicast_fault_t multicast_faults[EMULATED_MAX_MULTICAST_FAULTS];
     char error[256];                /* why the configuration was refused; "" when it was not */
 } emulated_config_t;
 
 /** Parses `text` (lines split by newline or ';'; `#` comments). Fills `error` on refusal. */
 void emulated_config_parse(const char *text, emulated_config_t *config);
+
+/** The name of a multicast step ("bind"), as `fault multicast=` spells it. */
+const char *emulated_multicast_step_name(multicast_step_t step);
 
 /** The CUresult number of a name ("CUDA_ERROR_UNKNOWN") or a decimal number; -1 if neither. */
 long emulated_result_parse(const char *text);

@@ -16,13 +16,16 @@
     X(CUDA_ERROR_INVALID_CONTEXT, 201)                                                             \
     X(CUDA_ERROR_OPERATING_SYSTEM, 304)                                                            \
     X(CUDA_ERROR_INVALID_HANDLE, 400)                                                              \
+    X(CUDA_ERROR_ILLEGAL_STATE, 401)                                                               \
     X(CUDA_ERROR_NOT_FOUND, 500)                                                                   \
     X(CUDA_ERROR_NOT_READY, 600)                                                                   \
     X(CUDA_ERROR_ILLEGAL_ADDRESS, 700)                                                             \
     X(CUDA_ERROR_CONTEXT_IS_DESTROYED, 709)                                                        \
     X(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, 712)                                              \
     X(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, 713)                                                  \
+    X(CUDA_ERROR_NOT_PERMITTED, 800)                                                               \
     X(CUDA_ERROR_NOT_SUPPORTED, 801)                                                               \
+    X(CUDA_ERROR_SYSTEM_NOT_READY, 802)                                                            \
     X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)                                                      \
     X(CUDA_ERROR_UNKNOWN, 999)
 
