@@ -23,6 +23,7 @@ typedef struct member_t {
     double timeout;
     const char *job;
     bool stall;      /* sleeps instead of joining (to be killed: a peer that dies) */
+    const char *device_line; /* the double's line for each GPU; NULL: an H100 of 64 MiB */
     /* what it answers */
     uform_status_t status;
     uform_mesh_description_t description;
@@ -41,8 +42,11 @@ static inline void make_mesh_directory(void) {
 }
 
 static inline void member_run(member_t *m) {
-    char config[512] = "";
-    for (size_t g = 0; g < m->gpus; g++) strcat(config, "device cc=9.0 memory=64M\n");
+    char config[2048] = "";
+    for (size_t g = 0; g < m->gpus; g++) {
+        strcat(config, m->device_line ? m->device_line : "device cc=9.0 memory=64M");
+        strcat(config, "\n");
+    }
     setenv("UFORM_CUDA_LIBRARY", UFORM_TEST_CUDA_DOUBLE, 1);
     setenv("UFORM_CUDA_DOUBLE_CONFIG", config, 1);
     setenv("UFORM_NCCL_LIBRARY", mesh_nccl_library, 1);

@@ -93,6 +93,32 @@ int main(void) {
     CHECK(strlen(first_id) == 256);
     unlink(log);
 
+    /* NVLink multicast: two processes of 4 GPUs that all support it and reach each other; the
+     * extent is derived (4) and every probe succeeds, so the tier is SWITCH_REDUCED. */
+    static const char nvswitch[] = "device cc=9.0 memory=2G multicast=yes nvlink=1";
+    members_fill(members, 2, "multicast", 4, 60);
+    for (size_t i = 0; i < 2; i++) members[i].device_line = nvswitch;
+    members_start(members, 2);
+    members_finish(members, 2);
+    for (size_t i = 0; i < 2; i++) {
+        CHECK_OK(members[i].status);
+        CHECK_EQ_INT(members[i].description.multimem_tier, UFORM_MULTIMEM_TIER_SWITCH_REDUCED);
+        CHECK_EQ_INT(members[i].description.gpus_per_multimem_domain, 4);
+    }
+    /* The same extent asked for explicitly, but one process's GPUs have no multicast: its probe
+     * fails, so every process falls back to PEER_READ. */
+    members_fill(members, 2, "multicast-partial", 4, 60);
+    members[0].device_line = nvswitch;
+    members[1].device_line = "device cc=9.0 memory=2G nvlink=1";
+    for (size_t i = 0; i < 2; i++) members[i].multimem = 4;
+    members_start(members, 2);
+    members_finish(members, 2);
+    for (size_t i = 0; i < 2; i++) {
+        CHECK_OK(members[i].status);
+        CHECK_EQ_INT(members[i].description.multimem_tier, UFORM_MULTIMEM_TIER_PEER_READ);
+        CHECK_EQ_INT(members[i].description.gpus_per_multimem_domain, 4);
+    }
+
     /* 1 to 8 GPUs per process, three processes each. */
     for (size_t gpus = 1; gpus <= 8; gpus++) {
         char job[64];
