@@ -1,6 +1,6 @@
 /* Meshes that must not form, against the CUDA driver test double, in real processes over a real
  * directory; each refusal has a clear status and names what is wrong:
- *   disagreeing GPU counts per process, processes in the run, multicast extents (MISMATCH, both
+ *   disagreeing GPU counts per process, processes in the run, GPU classes, multicast extents (MISMATCH, both
  *   sides named); two processes claiming one index (the second learns who holds it); an index
  *   past the run; a peer killed before it joined (everyone else times out naming it, and the run
  *   restarted under a new job name forms); bad job names; a missing or non-directory directory;
@@ -54,6 +54,17 @@ int main(void) {
     CHECK_MESSAGE(members[1], "index 0");
     CHECK_STATUS(members[0].status, UFORM_STATUS_TIMEOUT); /* index 1 never came */
     CHECK_MESSAGE(members[0], "index 1 never arrived");
+
+    /* Disagreeing GPU classes: Hopper on index 0, Ampere on index 1. */
+    members_fill(members, 2, "class-differs", 1, 30);
+    members[1].device_line = "device cc=8.0 memory=64M";
+    run(2);
+    for (size_t i = 0; i < 2; i++) {
+        CHECK_STATUS(members[i].status, UFORM_STATUS_MISMATCH);
+        CHECK_MESSAGE(members[i], "GPU class");
+        CHECK_MESSAGE(members[i], "nvidia_hopper");
+        CHECK_MESSAGE(members[i], "nvidia_ampere");
+    }
 
     /* Disagreeing multicast extents. */
     members_fill(members, 2, "extent-differs", 1, 30);
