@@ -4,8 +4,7 @@ use std::fmt;
 use std::os::raw::c_void;
 use std::ptr::{self, NonNull};
 
-use crate::types::Executor;
-use crate::{check, ffi, linked_library, Error, Result, Status};
+use crate::{check, ffi, linked_library, Error, Executor, Result, Status};
 
 /// Memory placed where an executor computes, taken piece by piece and freed whole.
 ///

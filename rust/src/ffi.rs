@@ -1,9 +1,10 @@
 //! Hand-written declarations of the C interface in `include/uform.h`, one for one.
 //!
-//! Nothing here is checked: the safe layer in [`crate::types`] and [`crate::train`] validates
-//! every value on its way in and out. C enums cross as `u32` (a C enum whose values are all
-//! non-negative and fit an `int` has the size and alignment of `unsigned int` on every ABI we
-//! target), so a number the library might add later is never transmuted into a Rust enum.
+//! Nothing here is checked: the safe layer around it ([`crate::executor`], [`crate::on`],
+//! [`crate::train`] and the other modules) validates every value on its way in and out. C
+//! enums cross as `u32` (a C enum whose values are all non-negative and fit an `int` has the
+//! size and alignment of `unsigned int` on every ABI we target), so a number the library might
+//! add later is never transmuted into a Rust enum.
 //! `tests/layout.rs` compiles a C program against the real header and compares every
 //! `#[repr(C)]` struct's size, alignment and field offsets with these.
 

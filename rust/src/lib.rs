@@ -54,15 +54,27 @@ use std::os::raw::{c_char, c_int};
 use std::sync::OnceLock;
 
 #[macro_use]
-mod types;
+mod c_enum;
 mod arena;
+mod callback;
+mod deferred;
+mod device;
+mod executor;
 mod ffi;
+mod on;
+mod status;
 mod train;
+mod vocabulary;
 mod vram;
 
 pub use arena::Arena;
+pub use deferred::Deferred;
+pub use device::GPUDevice;
+pub use executor::Executor;
+pub use on::{Later, Now, On};
+pub use status::Status;
 pub use train::{Mesh, MeshDescription, MeshOptions, MultimemTier};
-pub use types::{CPUClass, Deferred, Executor, GPUClass, GPUDevice, GPUVendor, Later, Mood, Now, On, Status};
+pub use vocabulary::{CPUClass, GPUClass, GPUVendor, Mood};
 pub use vram::{DeferredCopy, DeviceSlot};
 
 /// What every fallible call of this crate answers.

@@ -6,8 +6,7 @@ use std::path::Path;
 use std::ptr::{self, NonNull};
 use std::str::FromStr;
 
-use crate::types::{Executor, GPUClass, Status};
-use crate::{check, ffi, Error, Result};
+use crate::{check, ffi, Error, Executor, GPUClass, Result, Status};
 
 c_enum! {
     /// How a mesh's NVLink domains reduce.

@@ -17,8 +17,8 @@ use std::os::raw::c_void;
 use std::ptr::{self, NonNull};
 use std::time::Duration;
 
-use crate::types::{Context, Deferred, GPUVendor, Later, Now, On};
-use crate::{check, ffi, Error, Result, Status};
+use crate::callback::Context;
+use crate::{check, ffi, Deferred, Error, GPUVendor, Later, Now, On, Result, Status};
 
 /// One device of a VRAM executor, as [`On::for_devices`] hands it to its closure: the device's
 /// indices, its runtime handles, and the way to its scratch and staging. Valid during that

@@ -1,9 +1,12 @@
 # The CUDA driver test double, built only for tests: libuform_cuda_emulated.so (a CUDA 12+
 # driver) and libuform_cuda_emulated_legacy.so (one older than 12.0: no cuGetProcAddress_v2).
 # Tests load them through UFORM_CUDA_LIBRARY; nothing links against them.
+set(uform_cuda_emulated_sources
+  emulated_state.c emulated_discovery.c emulated_contexts.c emulated_memory.c emulated_streams.c
+  emulated_events.c emulated_multicast.c emulated_config.c)
+list(TRANSFORM uform_cuda_emulated_sources PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 foreach(variant uform_cuda_emulated uform_cuda_emulated_legacy)
-  add_library(${variant} SHARED
-    ${CMAKE_CURRENT_LIST_DIR}/emulated_driver.c ${CMAKE_CURRENT_LIST_DIR}/emulated_config.c)
+  add_library(${variant} SHARED ${uform_cuda_emulated_sources})
   target_include_directories(${variant} PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${PROJECT_SOURCE_DIR}/src)
   target_compile_options(${variant} PRIVATE -Wall -Wextra -Wno-unused-parameter)
   target_link_libraries(${variant} PRIVATE Threads::Threads)

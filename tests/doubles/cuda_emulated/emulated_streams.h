@@ -1,0 +1,53 @@
+/* The CUDA driver test double's streams, as emulated_streams.c keeps them and emulated_events.c
+ * reads them (internal): each runs its queued operations in order on a host thread of its own,
+ * counting what it ever queued and finished, so an event can capture a position. */
+#ifndef UFORM_CUDA_EMULATED_STREAMS_H
+#define UFORM_CUDA_EMULATED_STREAMS_H
+
+#include <pthread.h>
+#include <stddef.h>
+
+#include "emulated_state.h"
+#include "gpu/cuda/cuda_abi.h"
+
+typedef enum { OPERATION_COPY, OPERATION_SET, OPERATION_HOST_FUNCTION } operation_kind_t;
+typedef struct operation_t {
+    struct operation_t *next;
+    operation_kind_t kind;
+    void *destination;
+    const void *source;
+    size_t bytes;
+    unsigned char value;
+    uform_cuHostFn function;
+    void *user_data;
+    int faults; /* the `fault sticky=N` operation */
+} operation_t;
+
+typedef struct emulated_stream_t {
+    struct emulated_stream_t *next_live; /* the live list, under streams_lock */
+    emulated_context_t *context;
+    unsigned flags;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    operation_t *head, *tail; /* queued; head is the one running (under lock) */
+    /* Operations ever queued and ever finished (under lock): an event records `queued` and is
+     * complete once `finished` reaches it. */
+    unsigned long long queued, finished;
+    int destroyed;            /* cuStreamDestroy: the thread drains the queue, then ends */
+    int references;           /* its thread's and callers' in flight, under streams_lock */
+} emulated_stream_t;
+
+extern pthread_mutex_t streams_lock;
+extern emulated_stream_t *live_streams; /* under streams_lock */
+/* The legacy NULL stream of each context, created on first use. */
+extern emulated_stream_t *null_streams[EMULATED_MAX_DEVICES]; /* under streams_lock */
+
+/* Drops a reference; the last one frees the stream. */
+void put_stream(emulated_stream_t *stream);
+
+/* The live stream behind a handle in `context` (0 is the context's legacy NULL stream), with a
+ * reference the caller puts back. INVALID_HANDLE for a handle that is no live stream. */
+uform_cuResult stream_of(uform_cuStream handle, emulated_context_t *context, emulated_stream_t **out);
+
+#endif
