@@ -3,35 +3,27 @@
  * versions of cuda_abi.h (plain dlsym of the versioned names on drivers older than 12.0,
  * which lack it), and the devices read once into a snapshot that later calls only read. */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "core/error.h"
 #include "core/memory.h"
 #include "core/utf8.h"
 #include "gpu/cuda/cuda_loader.h"
+#include "gpu/gpu_loader.h"
 #include "platform/platform.h"
 
 #define DEFAULT_LIBRARY "libcuda.so.1"
 
-/* The load runs under `lock`, and the fork handlers hold `lock` across fork(), so a child
- * sees either a finished load or none, never half of one. Discovery is no hot path, so
- * every call takes the lock rather than racing on a flag. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t fork_handlers_once = PTHREAD_ONCE_INIT;
-static bool loaded;
-static uform_status_t load_status;
-static char load_message[512];
-static char note[512];
+/* The once-per-process, fork-aware load (gpu_loader.h); its lock also guards the later binding of
+ * execution and optional entry points through `driver_get_proc`. */
+UFORM__GPU_LOAD_DEFINE(loader)
 static uform__cuda_t cuda;
 static bool cuda_has_devices;
 
-static void before_fork(void) { pthread_mutex_lock(&lock); }
-static void after_fork(void) { pthread_mutex_unlock(&lock); }
-static void install_fork_handlers(void) { pthread_atfork(before_fork, after_fork, after_fork); }
+/* Records a failure as the process's answer. */
+#define fail_load(...) uform__gpu_load_fail(&loader, __VA_ARGS__)
 
 const char *uform__cuda_error_name(const uform__cuda_api_t *api, uform_cuResult result, char *buffer,
                                    size_t capacity) {
@@ -39,16 +31,6 @@ const char *uform__cuda_error_name(const uform__cuda_api_t *api, uform_cuResult 
     if (api && api->cuGetErrorName && api->cuGetErrorName(result, &name) == UFORM_CUDA_SUCCESS && name) return name;
     snprintf(buffer, capacity, "CUresult %u", result);
     return buffer;
-}
-
-/* Records a failure as the process's answer. */
-UFORM_PRINTF_(2, 3) static uform_status_t fail_load(uform_status_t status, const char *format, ...) {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(load_message, sizeof load_message, format, args);
-    va_end(args);
-    snprintf(note, sizeof note, "%s", load_message);
-    return status;
 }
 
 /* The library and its resolver, kept for binding the execution entry points later. */
@@ -137,13 +119,8 @@ static uform_status_t read_device(int ordinal, uform__cuda_device_t *device) {
      * stand in where the string does not parse. */
     char bus_id[64] = {0};
     QUERY_(api->cuDeviceGetPCIBusId(bus_id, (int)sizeof bus_id, handle), "cuDeviceGetPCIBusId", ordinal);
-    unsigned domain, bus, slot, function;
-    if (sscanf(bus_id, "%x:%x:%x.%x", &domain, &bus, &slot, &function) == 4) {
-        device->pci_domain = domain;
-        device->pci_bus = bus;
-        device->pci_device = slot;
-        device->pci_function = function;
-    } else {
+    if (!uform__gpu_parse_pci_bus_id(bus_id, &device->pci_domain, &device->pci_bus, &device->pci_device,
+                                     &device->pci_function)) {
         int attribute = 0;
         QUERY_(api->cuDeviceGetAttribute(&attribute, UFORM_CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, handle),
                "cuDeviceGetAttribute(PCI_DOMAIN_ID)", ordinal);
@@ -161,12 +138,7 @@ static uform_status_t read_device(int ordinal, uform__cuda_device_t *device) {
 
 static int pci_order(const void *a, const void *b) {
     const uform__cuda_device_t *x = a, *y = b;
-    uint32_t kx[4] = {x->pci_domain, x->pci_bus, x->pci_device, x->pci_function};
-    uint32_t ky[4] = {y->pci_domain, y->pci_bus, y->pci_device, y->pci_function};
-    for (int i = 0; i < 4; i++)
-        if (kx[i] != ky[i]) return kx[i] < ky[i] ? -1 : 1;
-    /* Equal addresses cannot happen on real hardware; keep the driver's order then. */
-    return x->handle < y->handle ? -1 : x->handle > y->handle;
+    return uform__gpu_pci_order(UFORM__GPU_PCI_ADDRESS(x), UFORM__GPU_PCI_ADDRESS(y), x->handle, y->handle);
 }
 
 static uform_status_t load(void) {
@@ -175,7 +147,7 @@ static uform_status_t load(void) {
     if (!path || !*path) path = DEFAULT_LIBRARY;
     void *library = uform__library_open(path);
     if (!library) {
-        snprintf(note, sizeof note, "no CUDA driver: %s", uform__library_error());
+        snprintf(loader.note, sizeof loader.note, "no CUDA driver: %s", uform__library_error());
         return UFORM_STATUS_OK;
     }
     /* The library stays loaded for the process's life: executors will call into it, and
@@ -187,14 +159,14 @@ static uform_status_t load(void) {
     cuda.fork_generation = uform__fork_generation();
     uform_cuResult result = cuda.api.cuInit(0);
     if (result == UFORM_CUDA_ERROR_NO_DEVICE) {
-        snprintf(note, sizeof note, "the CUDA driver %s sees no device (cuInit: %s)", path,
+        snprintf(loader.note, sizeof loader.note, "the CUDA driver %s sees no device (cuInit: %s)", path,
                  uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer));
         return UFORM_STATUS_OK;
     }
     /* The toolkit's stub libcuda (for linking on machines without a driver) found first on the
      * library path: there is no driver here, which is zero devices, never an error. */
     if (result == UFORM_CUDA_ERROR_STUB_LIBRARY) {
-        snprintf(note, sizeof note, "%s is the CUDA toolkit's stub, not a driver (cuInit: %s)", path,
+        snprintf(loader.note, sizeof loader.note, "%s is the CUDA toolkit's stub, not a driver (cuInit: %s)", path,
                  uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer));
         return UFORM_STATUS_OK;
     }
@@ -207,7 +179,7 @@ static uform_status_t load(void) {
         return fail_load(UFORM_STATUS_DEVICE_FAULT, "cuDeviceGetCount: %s",
                          uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer));
     if (count <= 0) {
-        snprintf(note, sizeof note, "the CUDA driver %s sees no device", path);
+        snprintf(loader.note, sizeof loader.note, "the CUDA driver %s sees no device", path);
         return UFORM_STATUS_OK;
     }
     uform__cuda_device_t *devices = uform__allocate_zeroed((size_t)count, sizeof *devices);
@@ -230,18 +202,9 @@ static uform_status_t load(void) {
 uform_status_t uform__cuda_get(const uform__cuda_t **out) {
     if (!out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform__cuda_get: output is NULL");
     *out = NULL;
-    pthread_once(&fork_handlers_once, install_fork_handlers);
-    pthread_mutex_lock(&lock);
-    if (!loaded) {
-        load_status = load();
-        if (load_status != UFORM_STATUS_OK) memset(&cuda.api, 0, sizeof cuda.api);
-        loaded = true;
-    }
-    uform_status_t status = load_status;
+    uform_status_t status = uform__gpu_load_once(&loader, load, &cuda.api, sizeof cuda.api);
     if (status == UFORM_STATUS_OK && cuda_has_devices) *out = &cuda;
-    pthread_mutex_unlock(&lock);
-    if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", load_message);
-    return UFORM_STATUS_OK;
+    return status;
 }
 
 uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **out) {
@@ -253,8 +216,8 @@ uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **out) {
     *out = NULL;
     uform_status_t status = uform__cuda_get(&driver);
     if (status != UFORM_STATUS_OK) return status;
-    if (!driver) return uform__fail(UFORM_STATUS_NOT_FOUND, "no CUDA device: %s", note);
-    pthread_mutex_lock(&lock);
+    if (!driver) return uform__fail(UFORM_STATUS_NOT_FOUND, "no CUDA device: %s", loader.note);
+    pthread_mutex_lock(&loader.lock);
     if (!execution_bound) {
         execution_status = UFORM_STATUS_OK;
 #define BIND_EXECUTION_(field, base, version, symbol, type)                                       \
@@ -268,7 +231,7 @@ uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **out) {
         execution_bound = true;
     }
     status = execution_status;
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&loader.lock);
     if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", execution_message);
     *out = &execution;
     return UFORM_STATUS_OK;
@@ -279,11 +242,11 @@ uform_status_t uform__cuda_resolve(const char *base, int version, const char *sy
     *pointer = NULL;
     uform_status_t status = uform__cuda_get(&driver);
     if (status != UFORM_STATUS_OK) return status;
-    if (!driver) return uform__fail(UFORM_STATUS_NOT_FOUND, "no CUDA device: %s", note);
+    if (!driver) return uform__fail(UFORM_STATUS_NOT_FOUND, "no CUDA device: %s", loader.note);
     char why[400];
-    pthread_mutex_lock(&lock);
+    pthread_mutex_lock(&loader.lock);
     status = resolve(base, version, symbol, pointer, why, sizeof why);
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&loader.lock);
     if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", why);
     return UFORM_STATUS_OK;
 }
@@ -291,5 +254,5 @@ uform_status_t uform__cuda_resolve(const char *base, int version, const char *sy
 const char *uform__cuda_note(void) {
     const uform__cuda_t *ignored;
     uform__cuda_get(&ignored);
-    return note;
+    return loader.note;
 }

@@ -3,7 +3,6 @@
  * cuGetProcAddress; ROCm 6's versioned names such as hipGetDevicePropertiesR0600 are the ABI), and
  * the devices read once into a snapshot that later calls only read. Mirrors cuda_loader.c. */
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 #include "core/error.h"
 #include "core/memory.h"
 #include "core/utf8.h"
+#include "gpu/gpu_loader.h"
 #include "gpu/hip/hip_loader.h"
 #include "platform/platform.h"
 
@@ -19,20 +19,13 @@
  * ld.so.conf.d/rocm lists its directory: the name ROCm's own tools dlopen. */
 #define DEFAULT_LIBRARY "libamdhip64.so"
 
-/* As in cuda_loader.c: the load runs under `lock`, and the fork handlers hold `lock` across
- * fork(), so a child sees either a finished load or none. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t fork_handlers_once = PTHREAD_ONCE_INIT;
-static bool loaded;
-static uform_status_t load_status;
-static char load_message[512];
-static char note[512];
+/* The once-per-process, fork-aware load, as in cuda_loader.c (gpu_loader.h). */
+UFORM__GPU_LOAD_DEFINE(loader)
 static uform__hip_t hip;
 static bool hip_has_devices;
 
-static void before_fork(void) { pthread_mutex_lock(&lock); }
-static void after_fork(void) { pthread_mutex_unlock(&lock); }
-static void install_fork_handlers(void) { pthread_atfork(before_fork, after_fork, after_fork); }
+/* Records a failure as the process's answer. */
+#define fail_load(...) uform__gpu_load_fail(&loader, __VA_ARGS__)
 
 const char *uform__hip_error_name(const uform__hip_api_t *api, uform_hipError error, char *buffer, size_t capacity) {
     const char *name = api && api->hipGetErrorName ? api->hipGetErrorName(error) : NULL;
@@ -56,16 +49,6 @@ uform_gpu_class_t uform__gpu_class_of_gcn_arch(const char *gcn_arch_name) {
         if (strlen(classes[i].arch) == length && strncmp(gcn_arch_name, classes[i].arch, length) == 0)
             return classes[i].gpu_class;
     return UFORM_GPU_CLASS_NONE;
-}
-
-/* Records a failure as the process's answer. */
-UFORM_PRINTF_(2, 3) static uform_status_t fail_load(uform_status_t status, const char *format, ...) {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(load_message, sizeof load_message, format, args);
-    va_end(args);
-    snprintf(note, sizeof note, "%s", load_message);
-    return status;
 }
 
 /* Binds every entry point; UNSUPPORTED names the first one the runtime lacks. dlsym may answer
@@ -129,23 +112,14 @@ static uform_status_t read_device(int ordinal, uform__hip_device_t *device) {
      * an SR-IOV GPU is not function 0); the properties stand where it does not parse. */
     char bus_id[64] = {0};
     QUERY_(api->hipDeviceGetPCIBusId(bus_id, (int)sizeof bus_id, ordinal), "hipDeviceGetPCIBusId", ordinal);
-    unsigned domain, bus, slot, function;
-    if (sscanf(bus_id, "%x:%x:%x.%x", &domain, &bus, &slot, &function) == 4) {
-        device->pci_domain = domain;
-        device->pci_bus = bus;
-        device->pci_device = slot;
-        device->pci_function = function;
-    }
+    uform__gpu_parse_pci_bus_id(bus_id, &device->pci_domain, &device->pci_bus, &device->pci_device,
+                                &device->pci_function);
     return UFORM_STATUS_OK;
 }
 
 static int pci_order(const void *a, const void *b) {
     const uform__hip_device_t *x = a, *y = b;
-    uint32_t kx[4] = {x->pci_domain, x->pci_bus, x->pci_device, x->pci_function};
-    uint32_t ky[4] = {y->pci_domain, y->pci_bus, y->pci_device, y->pci_function};
-    for (int i = 0; i < 4; i++)
-        if (kx[i] != ky[i]) return kx[i] < ky[i] ? -1 : 1;
-    return x->handle < y->handle ? -1 : x->handle > y->handle;
+    return uform__gpu_pci_order(UFORM__GPU_PCI_ADDRESS(x), UFORM__GPU_PCI_ADDRESS(y), x->handle, y->handle);
 }
 
 static uform_status_t load(void) {
@@ -158,7 +132,7 @@ static uform_status_t load(void) {
     path = hip.path = path_copy;
     void *library = uform__library_open(path);
     if (!library) {
-        snprintf(note, sizeof note, "no HIP runtime: %s", uform__library_error());
+        snprintf(loader.note, sizeof loader.note, "no HIP runtime: %s", uform__library_error());
         return UFORM_STATUS_OK;
     }
     /* Stays loaded for the process's life, as the CUDA driver does. */
@@ -172,7 +146,7 @@ static uform_status_t load(void) {
      * hipInit answer hipErrorNoDevice, or hipErrorInvalidDevice in the releases of ROCm/hip#3464
      * (ROCm/ROCm#3071): zero devices either way, never an error. */
     if (result == UFORM_HIP_ERROR_NO_DEVICE || result == UFORM_HIP_ERROR_INVALID_DEVICE) {
-        snprintf(note, sizeof note, "the HIP runtime %s sees no device (hipInit: %s)", path,
+        snprintf(loader.note, sizeof loader.note, "the HIP runtime %s sees no device (hipInit: %s)", path,
                  uform__hip_error_name(&hip.api, result, buffer, sizeof buffer));
         return UFORM_STATUS_OK;
     }
@@ -183,7 +157,7 @@ static uform_status_t load(void) {
     result = hip.api.hipGetDeviceCount(&count);
     /* hip_runtime_api.h: hipGetDeviceCount answers hipErrorNoDevice when it finds none. */
     if (result == UFORM_HIP_ERROR_NO_DEVICE || (result == UFORM_HIP_SUCCESS && count <= 0)) {
-        snprintf(note, sizeof note, "the HIP runtime %s sees no device", path);
+        snprintf(loader.note, sizeof loader.note, "the HIP runtime %s sees no device", path);
         return UFORM_STATUS_OK;
     }
     if (result != UFORM_HIP_SUCCESS)
@@ -209,22 +183,13 @@ static uform_status_t load(void) {
 uform_status_t uform__hip_get(const uform__hip_t **out) {
     if (!out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform__hip_get: output is NULL");
     *out = NULL;
-    pthread_once(&fork_handlers_once, install_fork_handlers);
-    pthread_mutex_lock(&lock);
-    if (!loaded) {
-        load_status = load();
-        if (load_status != UFORM_STATUS_OK) memset(&hip.api, 0, sizeof hip.api);
-        loaded = true;
-    }
-    uform_status_t status = load_status;
+    uform_status_t status = uform__gpu_load_once(&loader, load, &hip.api, sizeof hip.api);
     if (status == UFORM_STATUS_OK && hip_has_devices) *out = &hip;
-    pthread_mutex_unlock(&lock);
-    if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", load_message);
-    return UFORM_STATUS_OK;
+    return status;
 }
 
 const char *uform__hip_note(void) {
     const uform__hip_t *ignored;
     uform__hip_get(&ignored);
-    return note;
+    return loader.note;
 }
