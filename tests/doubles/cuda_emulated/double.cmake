@@ -5,6 +5,7 @@ set(uform_cuda_emulated_sources
   emulated_state.c emulated_discovery.c emulated_contexts.c emulated_memory.c emulated_streams.c
   emulated_events.c emulated_multicast.c emulated_config.c)
 list(TRANSFORM uform_cuda_emulated_sources PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
+list(APPEND uform_cuda_emulated_sources ${CMAKE_CURRENT_LIST_DIR}/../common/double_config.c)
 foreach(variant uform_cuda_emulated uform_cuda_emulated_legacy)
   add_library(${variant} SHARED ${uform_cuda_emulated_sources})
   target_include_directories(${variant} PRIVATE ${CMAKE_CURRENT_LIST_DIR} ${PROJECT_SOURCE_DIR}/src)

@@ -4,31 +4,24 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/double_config.h"
 #include "emulated_errors.h"
 
+static const double_config_error_t errors[] = {
+#define ROW_(name, number) {#name, number},
+    EMULATED_CUDA_ERRORS(ROW_)
+#undef ROW_
+};
+
 long emulated_result_parse(const char *text) {
-#define NAME_(name, number)                                                                        \
-    if (strcmp(text, #name) == 0) return number;
-    EMULATED_CUDA_ERRORS(NAME_)
-#undef NAME_
-    char *end = NULL;
-    long number = strtol(text, &end, 10);
-    return end != text && *end == '\0' && number >= 0 ? number : -1;
+    return double_config_error(text, errors, sizeof errors / sizeof errors[0]);
 }
 
-static void refuse(emulated_config_t *config, size_t line, const char *format, ...) {
-    if (config->error[0]) return; /* the first refusal is the one that explains */
-    int n = snprintf(config->error, sizeof config->error, "line %zu: ", line);
-    va_list args;
-    va_start(args, format);
-    vsnprintf(config->error + n, sizeof config->error - (size_t)n, format, args);
-    va_end(args);
-}
+#define refuse(config, line, ...) double_config_refuse((config)->error, sizeof (config)->error, (line), __VA_ARGS__)
 
 /* "80G", "512M", "1073741824": binary suffixes. Digits first (strtoull would take a sign or
  * blanks and wrap "-1" to a huge size), and no value past 64 bits. */
@@ -38,32 +31,11 @@ static int parse_bytes(const char *text, uint64_t *bytes) {
     errno = 0;
     unsigned long long value = strtoull(text, &end, 10);
     if (errno == ERANGE) return 0;
-    unsigned shift = 0;
-    if (*end == 'K') shift = 10;
-    else if (*end == 'M') shift = 20;
-    else if (*end == 'G') shift = 30;
-    else if (*end == 'T') shift = 40;
-    else if (*end) return 0;
-    if (shift && end[1]) return 0;
+    int shift = double_config_size_shift(end);
+    if (shift < 0) return 0;
     if (value > (UINT64_MAX >> shift)) return 0;
     *bytes = (uint64_t)value << shift;
     return 1;
-}
-
-/* A name value: the rest of the line, with \xNN escapes so tests can place any byte. */
-static void parse_name(const char *text, char *name, size_t capacity) {
-    size_t n = 0;
-    for (const char *p = text; *p && n + 1 < capacity; p++) {
-        unsigned byte;
-        if (p[0] == '\\' && p[1] == 'x' && isxdigit((unsigned char)p[2]) && isxdigit((unsigned char)p[3]) &&
-            sscanf(p + 2, "%2x", &byte) == 1) {
-            name[n++] = (char)byte;
-            p += 3;
-        } else {
-            name[n++] = *p;
-        }
-    }
-    name[n] = '\0';
 }
 
 static void parse_device(char *rest, emulated_config_t *config, size_t line) {
@@ -79,51 +51,39 @@ static void parse_device(char *rest, emulated_config_t *config, size_t line) {
     snprintf(device->name, sizeof device->name, "Emulated CUDA device %zu", index);
     device->multicast = 0;     /* most GPUs sit on no NVSwitch */
     device->nvlink_group = -1; /* and reach no peer */
-    char *p = rest;
-    while (*p) {
-        while (*p == ' ' || *p == '\t') p++;
-        if (!*p) break;
-        if (strncmp(p, "name=", 5) == 0) { /* the rest of the line: names have spaces */
-            parse_name(p + 5, device->name, sizeof device->name);
-            return;
-        }
-        char *end = p + strcspn(p, " \t");
-        char saved = *end;
-        *end = '\0';
-        char *value = strchr(p, '=');
+    double_config_words_t words = {.next = rest};
+    for (char *key, *value; double_config_word(&words, &key, &value);) {
         if (!value) {
-            refuse(config, line, "'%s' is not key=value", p);
+            refuse(config, line, "'%s' is not key=value", key);
+        } else if (strcmp(key, "name") == 0) { /* the rest of the line: the last word */
+            double_config_name(value, device->name, sizeof device->name);
+            return;
+        } else if (strcmp(key, "cc") == 0) {
+            if (sscanf(value, "%d.%d", &device->compute_major, &device->compute_minor) != 2)
+                refuse(config, line, "cc=%s is not major.minor", value);
+        } else if (strcmp(key, "sms") == 0) {
+            device->multiprocessors = atoi(value);
+            if (device->multiprocessors <= 0) refuse(config, line, "sms=%s is not a positive count", value);
+        } else if (strcmp(key, "memory") == 0) {
+            if (!parse_bytes(value, &device->memory_bytes)) refuse(config, line, "memory=%s is not a size", value);
+        } else if (strcmp(key, "pci") == 0) {
+            if (sscanf(value, "%x:%x:%x.%x", &device->pci_domain, &device->pci_bus, &device->pci_device,
+                       &device->pci_function) != 4)
+                refuse(config, line, "pci=%s is not domain:bus:device.function", value);
+        } else if (strcmp(key, "multicast") == 0) {
+            if (strcmp(value, "yes") == 0) device->multicast = 1;
+            else if (strcmp(value, "no") == 0) device->multicast = 0;
+            else refuse(config, line, "multicast=%s is not yes or no", value);
+        } else if (strcmp(key, "nvlink") == 0) {
+            char *end = NULL;
+            errno = 0;
+            long group = strtol(value, &end, 10);
+            if (!isdigit((unsigned char)value[0]) || *end || errno == ERANGE || group > 1000000)
+                refuse(config, line, "nvlink=%s is not a group number", value);
+            else device->nvlink_group = (int)group;
         } else {
-            *value++ = '\0';
-            if (strcmp(p, "cc") == 0) {
-                if (sscanf(value, "%d.%d", &device->compute_major, &device->compute_minor) != 2)
-                    refuse(config, line, "cc=%s is not major.minor", value);
-            } else if (strcmp(p, "sms") == 0) {
-                device->multiprocessors = atoi(value);
-                if (device->multiprocessors <= 0) refuse(config, line, "sms=%s is not a positive count", value);
-            } else if (strcmp(p, "memory") == 0) {
-                if (!parse_bytes(value, &device->memory_bytes)) refuse(config, line, "memory=%s is not a size", value);
-            } else if (strcmp(p, "pci") == 0) {
-                if (sscanf(value, "%x:%x:%x.%x", &device->pci_domain, &device->pci_bus, &device->pci_device,
-                           &device->pci_function) != 4)
-                    refuse(config, line, "pci=%s is not domain:bus:device.function", value);
-            } else if (strcmp(p, "multicast") == 0) {
-                if (strcmp(value, "yes") == 0) device->multicast = 1;
-                else if (strcmp(value, "no") == 0) device->multicast = 0;
-                else refuse(config, line, "multicast=%s is not yes or no", value);
-            } else if (strcmp(p, "nvlink") == 0) {
-                char *end = NULL;
-                errno = 0;
-                long group = strtol(value, &end, 10);
-                if (!isdigit((unsigned char)value[0]) || *end || errno == ERANGE || group > 1000000)
-                    refuse(config, line, "nvlink=%s is not a group number", value);
-                else device->nvlink_group = (int)group;
-            } else {
-                refuse(config, line, "unknown device key '%s'", p);
-            }
+            refuse(config, line, "unknown device key '%s'", key);
         }
-        *end = saved;
-        p = end;
     }
 }
 
@@ -171,11 +131,8 @@ static void parse_multicast_fault(char *value, emulated_config_t *config, size_t
 }
 
 static void parse_fault(char *rest, emulated_config_t *config, size_t line) {
-    while (*rest == ' ') rest++;
-    char *value = strchr(rest, '=');
+    char *value = double_config_key_value(&rest);
     if (!value) return refuse(config, line, "fault '%s' is not key=value", rest);
-    *value++ = '\0';
-    value[strcspn(value, " \t")] = '\0';
     if (strcmp(rest, "init") == 0) {
         long result = emulated_result_parse(value);
         if (result <= 0) return refuse(config, line, "fault init=%s is not a CUDA error", value);
@@ -186,9 +143,8 @@ static void parse_fault(char *rest, emulated_config_t *config, size_t line) {
     } else if (strcmp(rest, "multicast") == 0) {
         parse_multicast_fault(value, config, line);
     } else if (strcmp(rest, "alloc") == 0 || strcmp(rest, "sticky") == 0) {
-        char *end = NULL;
-        unsigned long n = strtoul(value, &end, 10);
-        if (end == value || *end || n == 0 || value[0] == '-')
+        unsigned long n = 0;
+        if (!double_config_count(value, &n))
             return refuse(config, line, "fault %s=%s is not a positive count", rest, value);
         if (rest[0] == 'a') config->alloc_fault = n;
         else config->sticky_fault = n;
@@ -213,32 +169,28 @@ static void parse_link(char *rest, emulated_config_t *config, size_t line) {
     if (!any) refuse(config, line, "link takes bandwidth=<bytes per second>");
 }
 
+static void parse_line(char *entry, size_t line, void *context) {
+    emulated_config_t *config = context;
+    size_t kind_length = strcspn(entry, " \t");
+    char *rest = entry + kind_length;
+    if (*rest) *rest++ = '\0';
+    if (strcmp(entry, "device") == 0) parse_device(rest, config, line);
+    else if (strcmp(entry, "fault") == 0) parse_fault(rest, config, line);
+    else if (strcmp(entry, "link") == 0) parse_link(rest, config, line);
+    else if (strcmp(entry, "driver") == 0) {
+        if (sscanf(rest, " version=%d", &config->driver_version) != 1 || config->driver_version <= 0)
+            refuse(config, line, "driver takes version=<1000*major+10*minor>");
+    } else {
+        refuse(config, line, "unknown line kind '%s'", entry);
+    }
+}
+
 void emulated_config_parse(const char *text, emulated_config_t *config) {
     memset(config, 0, sizeof *config);
     config->driver_version = 12080;
     if (!text) return;
     char *copy = strdup(text);
     if (!copy) return refuse(config, 0, "no memory");
-    size_t line = 0;
-    for (char *save = NULL, *entry = strtok_r(copy, "\n;", &save); entry; entry = strtok_r(NULL, "\n;", &save)) {
-        line++;
-        entry[strcspn(entry, "#")] = '\0';
-        for (size_t n = strlen(entry); n && (entry[n - 1] == ' ' || entry[n - 1] == '\t' || entry[n - 1] == '\r'); n--)
-            entry[n - 1] = '\0'; /* trailing blanks, so a comment after a name is not part of it */
-        while (*entry == ' ' || *entry == '\t') entry++;
-        if (!*entry) continue;
-        size_t kind_length = strcspn(entry, " \t");
-        char *rest = entry + kind_length;
-        if (*rest) *rest++ = '\0';
-        if (strcmp(entry, "device") == 0) parse_device(rest, config, line);
-        else if (strcmp(entry, "fault") == 0) parse_fault(rest, config, line);
-        else if (strcmp(entry, "link") == 0) parse_link(rest, config, line);
-        else if (strcmp(entry, "driver") == 0) {
-            if (sscanf(rest, " version=%d", &config->driver_version) != 1 || config->driver_version <= 0)
-                refuse(config, line, "driver takes version=<1000*major+10*minor>");
-        } else {
-            refuse(config, line, "unknown line kind '%s'", entry);
-        }
-    }
+    double_config_lines(copy, parse_line, config);
     free(copy);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/double_config.h"
 #include "emulated_state.h"
 
 emulated_config_t config;
@@ -19,15 +20,6 @@ __thread emulated_context_t *current;
 pthread_mutex_t memory_lock = PTHREAD_MUTEX_INITIALIZER;
 uint64_t device_used[EMULATED_MAX_DEVICES];
 
-static char *read_file(const char *path) {
-    FILE *file = fopen(path, "r");
-    if (!file) return NULL;
-    char *text = calloc(1, 1 << 20);
-    if (text) text[fread(text, 1, (1 << 20) - 1, file)] = '\0';
-    fclose(file);
-    return text;
-}
-
 static int pci_before(const emulated_device_t *a, const emulated_device_t *b) {
     unsigned ka[4] = {a->pci_domain, a->pci_bus, a->pci_device, a->pci_function};
     unsigned kb[4] = {b->pci_domain, b->pci_bus, b->pci_device, b->pci_function};
@@ -37,17 +29,11 @@ static int pci_before(const emulated_device_t *a, const emulated_device_t *b) {
 }
 
 static void load_config(void) {
-    const char *text = getenv("UFORM_CUDA_DOUBLE_CONFIG");
     char *owned = NULL;
-    if (text && text[0] == '@') {
-        owned = read_file(text + 1);
-        if (!owned) {
-            emulated_config_parse(NULL, &config);
-            snprintf(config.error, sizeof config.error, "cannot read %s", text + 1);
-        }
-        text = owned;
-    }
-    if (text) emulated_config_parse(text, &config);
+    const char *unreadable = NULL;
+    const char *text = double_config_text("UFORM_CUDA_DOUBLE_CONFIG", 1 << 20, &owned, &unreadable);
+    if (text || unreadable) emulated_config_parse(text, &config);
+    if (unreadable) snprintf(config.error, sizeof config.error, "cannot read %s", unreadable);
     free(owned);
     if (config.error[0]) fprintf(stderr, "CUDA driver test double: configuration refused: %s\n", config.error);
     for (size_t i = 0; i < config.device_count; i++) order[i] = i;

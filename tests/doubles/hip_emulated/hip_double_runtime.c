@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/double_config.h"
 #include "gpu/hip/hip_abi.h"
 #include "hip_double_config.h"
 #include "hip_double_errors.h"
@@ -23,27 +24,12 @@
 static hip_double_config_t config;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
-static char *read_file(const char *path) {
-    FILE *file = fopen(path, "r");
-    if (!file) return NULL;
-    char *text = calloc(1, 1 << 20);
-    if (text) text[fread(text, 1, (1 << 20) - 1, file)] = '\0';
-    fclose(file);
-    return text;
-}
-
 static void load_config(void) {
-    const char *text = getenv("UFORM_HIP_DOUBLE_CONFIG");
     char *owned = NULL;
-    if (text && text[0] == '@') {
-        owned = read_file(text + 1);
-        if (!owned) {
-            hip_double_config_parse(NULL, &config);
-            snprintf(config.error, sizeof config.error, "cannot read %s", text + 1);
-        }
-        text = owned;
-    }
-    if (text) hip_double_config_parse(text, &config);
+    const char *unreadable = NULL;
+    const char *text = double_config_text("UFORM_HIP_DOUBLE_CONFIG", 1 << 20, &owned, &unreadable);
+    if (text || unreadable) hip_double_config_parse(text, &config);
+    if (unreadable) snprintf(config.error, sizeof config.error, "cannot read %s", unreadable);
     free(owned);
     if (config.error[0]) fprintf(stderr, "HIP runtime test double: configuration refused: %s\n", config.error);
 }

@@ -18,6 +18,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "../common/double_config.h"
 #include "mesh/nccl/nccl_abi.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -66,13 +67,10 @@ static void refuse(const char *what, const char *line) {
     if (!config.error[0]) snprintf(config.error, sizeof config.error, "%s: \"%s\"", what, line);
 }
 
-static void parse_line(char *line) {
-    char *hash = strchr(line, '#');
-    if (hash) *hash = '\0';
-    while (*line == ' ' || *line == '\t' || *line == '\r') line++;
-    size_t length = strlen(line);
-    while (length && (line[length - 1] == ' ' || line[length - 1] == '\t' || line[length - 1] == '\r')) line[--length] = '\0';
-    if (!*line) return;
+/* One line, its comment cut and its blanks trimmed by double_config_lines (a carriage return
+ * before the kind is a blank here too). */
+static void parse_line(char *line, size_t number, void *context) {
+    while (*line == '\r' || *line == ' ' || *line == '\t') line++;
     char original[256];
     snprintf(original, sizeof original, "%s", line); /* for messages: tokenising cuts `line` */
     char *save = NULL;
@@ -116,22 +114,12 @@ static void parse_line(char *line) {
 }
 
 static void load_config(void) {
-    const char *text = getenv("UFORM_NCCL_DOUBLE_CONFIG");
     char *owned = NULL;
-    if (text && text[0] == '@') {
-        FILE *file = fopen(text + 1, "r");
-        owned = file ? calloc(1, 1 << 16) : NULL;
-        if (owned) owned[fread(owned, 1, (1 << 16) - 1, file)] = '\0';
-        if (file) fclose(file);
-        if (!owned) snprintf(config.error, sizeof config.error, "cannot read %s", text + 1);
-        text = owned;
-    } else if (text) {
-        owned = strdup(text);
-        text = owned;
-    }
-    if (owned)
-        for (char *save = NULL, *line = strtok_r(owned, "\n;", &save); line; line = strtok_r(NULL, "\n;", &save))
-            parse_line(line);
+    const char *unreadable = NULL;
+    const char *text = double_config_text("UFORM_NCCL_DOUBLE_CONFIG", 1 << 16, &owned, &unreadable);
+    if (unreadable) snprintf(config.error, sizeof config.error, "cannot read %s", unreadable);
+    if (text && !owned) owned = strdup(text); /* the lines are cut in place */
+    if (owned) double_config_lines(owned, parse_line, NULL);
     free(owned);
     if (config.init_rank >= 0 && !config.init_fault) refuse("init_rank without init", "fault init_rank");
     if (config.error[0]) fprintf(stderr, "NCCL test double: configuration refused: %s\n", config.error);
