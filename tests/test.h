@@ -53,6 +53,13 @@ static _Atomic int uform_test_checks_ = 0; /* atomic: tests check from many thre
 
 #define CHECK_OK(call) CHECK_STATUS(call, UFORM_STATUS_OK)
 
+/** The message of the last failure must name `text`. */
+#define CHECK_ERROR_NAMES(text)                                                                    \
+    do {                                                                                           \
+        if (!strstr(uform_last_error(), text))                                                     \
+            TEST_FAIL_("last error \"%s\" does not name \"%s\"", uform_last_error(), text);       \
+    } while (0)
+
 /** Ends main: prints how many checks passed. */
 #define TEST_DONE()                                                                                \
     do {                                                                                           \

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include "gpu_test_util.h" /* CHECK_INFO_HOLDS, CHECK_DRIVER_FAILURE_ */
 #include "hardware/fixture.h" /* has_token, use_fixture */
 
 /** Points uform at the CUDA driver test double configured by `config` (README.md there).
@@ -14,33 +15,8 @@ static inline void use_cuda_double(const char *config) {
     setenv("UFORM_CUDA_DOUBLE_CONFIG", config, 1);
 }
 
-/** The message of the last failure must name `text`. */
-#define CHECK_ERROR_NAMES(text)                                                                    \
-    do {                                                                                           \
-        if (!strstr(uform_last_error(), text))                                                     \
-            TEST_FAIL_("last error \"%s\" does not name \"%s\"", uform_last_error(), text);       \
-    } while (0)
-
-/** uform_info_write's report in `format` holds `text`. */
-#define CHECK_INFO_HOLDS(format, text)                                                             \
-    do {                                                                                           \
-        static char report_[16384];                                                                \
-        size_t length_ = 0;                                                                        \
-        CHECK_OK(uform_info_write(format, report_, sizeof report_, &length_));                     \
-        if (!strstr(report_, text)) TEST_FAIL_("the report lacks \"%s\":\n%s", text, report_);  \
-    } while (0)
-
 /** A driver failure is the process's answer: every listing answers `status`, its message
  *  naming each of the NULL-terminated `names`, and cuda is not available. */
-#define CHECK_GPU_FAILURE(status, ...)                                                             \
-    do {                                                                                           \
-        static const char *const names_[] = {__VA_ARGS__, NULL};                                  \
-        for (int attempt_ = 0; attempt_ < 2; attempt_++) {                                        \
-            size_t count_ = 7;                                                                     \
-            CHECK_STATUS(uform_gpu_devices(NULL, 0, &count_), status);                             \
-            for (const char *const *name_ = names_; *name_; name_++) CHECK_ERROR_NAMES(*name_);    \
-        }                                                                                          \
-        CHECK(!has_token(uform_capabilities_available(), "cuda"));                                 \
-    } while (0)
+#define CHECK_GPU_FAILURE(status, ...) CHECK_DRIVER_FAILURE_("cuda", status, __VA_ARGS__)
 
 #endif

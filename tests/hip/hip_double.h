@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpu/cuda_double.h" /* use_cuda_double */
+#include "gpu_test_util.h" /* CHECK_INFO_HOLDS, CHECK_DRIVER_FAILURE_ */
 #include "hardware/fixture.h" /* has_token */
 
 /** Points uform at the HIP runtime test double configured by `config` (README.md there), and at
@@ -20,37 +22,11 @@ static inline void use_hip_double(const char *config) {
 /** Both doubles: NVIDIA devices from the CUDA driver test double, AMD from the HIP one. */
 static inline void use_cuda_and_hip_doubles(const char *cuda_config, const char *hip_config) {
     use_hip_double(hip_config);
-    setenv("UFORM_CUDA_LIBRARY", UFORM_TEST_CUDA_DOUBLE, 1);
-    setenv("UFORM_CUDA_DOUBLE_CONFIG", cuda_config, 1);
+    use_cuda_double(cuda_config);
 }
-
-/** The message of the last failure must name `text`. */
-#define CHECK_ERROR_NAMES(text)                                                                    \
-    do {                                                                                           \
-        if (!strstr(uform_last_error(), text))                                                     \
-            TEST_FAIL_("last error \"%s\" does not name \"%s\"", uform_last_error(), text);       \
-    } while (0)
-
-/** uform_info_write's report in `format` holds `text`. */
-#define CHECK_INFO_HOLDS(format, text)                                                             \
-    do {                                                                                           \
-        static char report_[16384];                                                                \
-        size_t length_ = 0;                                                                        \
-        CHECK_OK(uform_info_write(format, report_, sizeof report_, &length_));                     \
-        if (!strstr(report_, text)) TEST_FAIL_("the report lacks \"%s\":\n%s", text, report_);  \
-    } while (0)
 
 /** A runtime failure is the process's answer: every listing answers `status`, its message naming
  *  each of the NULL-terminated `names`, and hip is not available. */
-#define CHECK_HIP_FAILURE(status, ...)                                                             \
-    do {                                                                                           \
-        static const char *const names_[] = {__VA_ARGS__, NULL};                                  \
-        for (int attempt_ = 0; attempt_ < 2; attempt_++) {                                        \
-            size_t count_ = 7;                                                                     \
-            CHECK_STATUS(uform_gpu_devices(NULL, 0, &count_), status);                             \
-            for (const char *const *name_ = names_; *name_; name_++) CHECK_ERROR_NAMES(*name_);    \
-        }                                                                                          \
-        CHECK(!has_token(uform_capabilities_available(), "hip"));                                  \
-    } while (0)
+#define CHECK_HIP_FAILURE(status, ...) CHECK_DRIVER_FAILURE_("hip", status, __VA_ARGS__)
 
 #endif

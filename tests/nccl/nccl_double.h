@@ -67,13 +67,4 @@ static inline void nccl_id_hex(const uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES], cha
     for (size_t i = 0; i < UFORM_NCCL_UNIQUE_ID_BYTES; i++) sprintf(out + 2 * i, "%02x", id[i]);
 }
 
-/** The message of the last failure must name `text` (as tests/gpu/cuda_double.h defines it). */
-#ifndef CHECK_ERROR_NAMES
-#define CHECK_ERROR_NAMES(text)                                                                    \
-    do {                                                                                           \
-        if (!strstr(uform_last_error(), text))                                                     \
-            TEST_FAIL_("last error \"%s\" does not name \"%s\"", uform_last_error(), text);       \
-    } while (0)
-#endif
-
 #endif
