@@ -17,6 +17,7 @@ import uform  # noqa: E402
 
 REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
 DOUBLE_SOURCES = REPOSITORY / "tests" / "doubles" / "cuda_emulated"
+DOUBLE_COMMON = REPOSITORY / "tests" / "doubles" / "common"
 
 # A test that deadlocks ends the run with every thread's traceback instead of hanging it.
 TEST_TIMEOUT_SECONDS = float(os.environ.get("UFORM_TEST_TIMEOUT", "60"))
@@ -41,11 +42,13 @@ def cuda_double(tmp_path_factory) -> pathlib.Path:
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not compiler:
         pytest.skip("no C compiler to build the CUDA driver test double")
-    sources = sorted(str(path) for path in DOUBLE_SOURCES.glob("*.c"))
+    # The double's own sources and the doubles' shared configuration parsing.
+    sources = sorted(str(path) for path in [*DOUBLE_SOURCES.glob("*.c"), *DOUBLE_COMMON.glob("*.c")])
     assert sources, f"no CUDA driver test double sources under {DOUBLE_SOURCES}"
     library = tmp_path_factory.mktemp("cuda_double") / "libuform_cuda_emulated.so"
     command = [compiler, "-shared", "-fPIC", "-D_GNU_SOURCE", f"-I{DOUBLE_SOURCES}", f"-I{REPOSITORY / 'src'}",
-               "-Wall", "-Wextra", "-Wno-unused-parameter", "-o", str(library), *sources, "-lpthread"]
+               "-Wall", "-Wextra", "-Wno-unused-parameter", "-o", str(library), *sources, "-lpthread",
+               "-Wl,--no-undefined"]  # a source missing from the list fails here, not as "no GPU" later
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, " ".join(command) + "\n" + result.stdout + result.stderr
     return library

@@ -26,8 +26,13 @@ pub fn cuda_double() -> &'static Path {
     LIBRARY.get_or_init(|| {
         let repository = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the crate lives in the repository");
         let sources_dir = repository.join("tests").join("doubles").join("cuda_emulated");
-        let mut sources: Vec<PathBuf> = std::fs::read_dir(&sources_dir)
-            .unwrap_or_else(|error| panic!("{}: {error}", sources_dir.display()))
+        // The double's own sources and the doubles' shared configuration parsing.
+        let common_dir = repository.join("tests").join("doubles").join("common");
+        let mut sources: Vec<PathBuf> = [&sources_dir, &common_dir]
+            .into_iter()
+            .flat_map(|directory| {
+                std::fs::read_dir(directory).unwrap_or_else(|error| panic!("{}: {error}", directory.display()))
+            })
             .map(|entry| entry.expect("a directory entry").path())
             .filter(|path| path.extension().is_some_and(|extension| extension == "c"))
             .collect();
@@ -48,6 +53,8 @@ pub fn cuda_double() -> &'static Path {
             .arg(&partial)
             .args(&sources)
             .arg("-lpthread")
+            // A source missing from the list fails the link here, not as "no GPU" later.
+            .arg("-Wl,--no-undefined")
             .output()
             .unwrap_or_else(|error| panic!("running {compiler:?} to build the CUDA driver test double: {error}"));
         assert!(
