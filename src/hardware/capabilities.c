@@ -71,6 +71,21 @@
 #else
 #define TOKEN_AWS_G5 ""
 #endif
+#if UFORM_KERNELS_APPLE_M4
+#define TOKEN_APPLE_M4 ",apple_m4"
+#else
+#define TOKEN_APPLE_M4 ""
+#endif
+#if UFORM_KERNELS_NVIDIA_VERA
+#define TOKEN_NVIDIA_VERA ",nvidia_vera"
+#else
+#define TOKEN_NVIDIA_VERA ""
+#endif
+#if UFORM_KERNELS_ALIBABA_C930
+#define TOKEN_ALIBABA_C930 ",alibaba_c930"
+#else
+#define TOKEN_ALIBABA_C930 ""
+#endif
 /* The CUDA backend needs nothing at build time (it loads the driver through the platform's
  * dlopen seam), so every build carries it. */
 #define TOKEN_CUDA ",cuda"
@@ -84,7 +99,7 @@
 #define TOKEN_NUMA ""
 #endif
 
-static const char compiled[] = "serial" TOKEN_INTEL_HASWELL TOKEN_INTEL_SIERRA TOKEN_INTEL_SKYLAKE TOKEN_INTEL_ICELAKE TOKEN_AMD_GENOA TOKEN_INTEL_SAPPHIRE TOKEN_INTEL_GRANITE TOKEN_INTEL_DIAMOND TOKEN_AWS_G2 TOKEN_APPLE_M2 TOKEN_AWS_G5 TOKEN_CUDA TOKEN_HIP TOKEN_NCCL TOKEN_NUMA;
+static const char compiled[] = "serial" TOKEN_INTEL_HASWELL TOKEN_INTEL_SIERRA TOKEN_INTEL_SKYLAKE TOKEN_INTEL_ICELAKE TOKEN_AMD_GENOA TOKEN_INTEL_SAPPHIRE TOKEN_INTEL_GRANITE TOKEN_INTEL_DIAMOND TOKEN_AWS_G2 TOKEN_APPLE_M2 TOKEN_APPLE_M4 TOKEN_AWS_G5 TOKEN_NVIDIA_VERA TOKEN_ALIBABA_C930 TOKEN_CUDA TOKEN_HIP TOKEN_NCCL TOKEN_NUMA;
 
 const char *uform_capabilities_compiled(void) { return compiled; }
 

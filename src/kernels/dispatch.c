@@ -43,6 +43,9 @@ static const entry_t kernels[] = {
 #if UFORM_KERNELS_AWS_G5
     {UFORM_CPU_CLASS_AWS_G5, uform__sum_f32_aws_g5},
 #endif
+#if UFORM_KERNELS_ALIBABA_C930
+    {UFORM_CPU_CLASS_ALIBABA_C930, uform__sum_f32_alibaba_c930},
+#endif
 };
 
 #define KERNEL_COUNT (sizeof kernels / sizeof kernels[0])

@@ -32,7 +32,15 @@
 #define UFORM_KERNELS_INTEL_DIAMOND 0                           /* avx10.2: not yet */
 #define UFORM_KERNELS_AWS_G2 UFORM_ARCH_ARM64                   /* NEON is the Armv8 baseline */
 #define UFORM_KERNELS_APPLE_M2 (UFORM_ARCH_ARM64 && UFORM_KERNELS_CC_(10, 16)) /* "arch=armv8.6-a+ext" strings */
-#define UFORM_KERNELS_AWS_G5 (UFORM_ARCH_ARM64 && UFORM_KERNELS_CC_(10, 16))   /* +sve2 */
+#define UFORM_KERNELS_AWS_G5 (UFORM_ARCH_ARM64 && UFORM_KERNELS_CC_(10, 16))   /* +sve2, arm_sve.h */
+/* SME needs "+sme" and the SME ACLE: GCC 14, clang 18. Debian 12's gcc 12 and clang 14 have
+ * neither, so apple_m4 runs apple_m2's kernel (its bundle is within apple_m4's). */
+#define UFORM_KERNELS_APPLE_M4 0 /* no SME kernel: see above */
+#define UFORM_KERNELS_NVIDIA_VERA 0 /* FP8 dot products: no compiler here targets them */
+/* RVV 1.0: GCC 12 has no RVV intrinsics (GCC 13 does), so the kernel is inline assembly under
+ * ".option arch, +v" (binutils 2.38+), which GCC passes through; clang's assembler reads that
+ * directive only from LLVM 17, so clang builds go without. */
+#define UFORM_KERNELS_ALIBABA_C930 (UFORM_ARCH_RISCV64 && UFORM_KERNELS_CC_(12, 9999))
 
 /** Sums `n` floats, accumulating in double. */
 typedef double (*uform__sum_f32_t)(const float *values, size_t n);
@@ -67,6 +75,9 @@ double uform__sum_f32_apple_m2(const float *values, size_t n);
 #endif
 #if UFORM_KERNELS_AWS_G5
 double uform__sum_f32_aws_g5(const float *values, size_t n);
+#endif
+#if UFORM_KERNELS_ALIBABA_C930
+double uform__sum_f32_alibaba_c930(const float *values, size_t n);
 #endif
 
 /** Whether this build has kernels for `cpu_class` (SERIAL always). */

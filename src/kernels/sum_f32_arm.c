@@ -1,9 +1,13 @@
-/* Arm64 sum kernels. NEON is the Armv8 baseline (aws_g2); the higher classes compile the same
- * body for their architecture level so the compiler may schedule for it. */
+/* Arm64 sum kernels. NEON is the Armv8 baseline (aws_g2); apple_m2 compiles the same body for
+ * Armv8.6-A (dot product, BF16, I8MM) with FP16 and FHM, so the compiler may use and schedule
+ * for them; aws_g5 is SVE code (its bundle has SVE2, hence SVE). */
 #include "kernels/kernels.h"
 
 #if UFORM_ARCH_ARM64
 #include <arm_neon.h>
+#if UFORM_KERNELS_AWS_G5
+#include <arm_sve.h>
+#endif
 
 #define SUM_F32_NEON_BODY                                                                          \
     {                                                                                              \
@@ -28,8 +32,27 @@ __attribute__((target("arch=armv8.6-a+fp16+fp16fml"))) double uform__sum_f32_app
                                                                                       size_t n) SUM_F32_NEON_BODY
 #endif
 #if UFORM_KERNELS_AWS_G5
+/* SVE at whatever vector length the CPU has: each 32-bit float loads into the low half of a
+ * 64-bit lane (ld1w zero-extending), widens in place (fcvt .s to .d reads the low half), and
+ * the last strip is predicated instead of a scalar tail. */
 __attribute__((target("arch=armv8.6-a+fp16+fp16fml+sve2"))) double uform__sum_f32_aws_g5(const float *values,
-                                                                                         size_t n) SUM_F32_NEON_BODY
+                                                                                         size_t n) {
+    svfloat64_t a0 = svdup_f64(0), a1 = a0;
+    size_t lanes = svcntd(), i = 0;
+    for (; i + 2 * lanes <= n; i += 2 * lanes) {
+        svbool_t all = svptrue_b64();
+        svfloat32_t v0 = svreinterpret_f32_u64(svld1uw_u64(all, (const uint32_t *)(values + i)));
+        svfloat32_t v1 = svreinterpret_f32_u64(svld1uw_u64(all, (const uint32_t *)(values + i + lanes)));
+        a0 = svadd_f64_x(all, a0, svcvt_f64_f32_x(all, v0));
+        a1 = svadd_f64_x(all, a1, svcvt_f64_f32_x(all, v1));
+    }
+    for (; i < n; i += lanes) {
+        svbool_t active = svwhilelt_b64_u64(i, n);
+        svfloat32_t v = svreinterpret_f32_u64(svld1uw_u64(active, (const uint32_t *)(values + i)));
+        a0 = svadd_f64_m(active, a0, svcvt_f64_f32_x(active, v));
+    }
+    return svaddv_f64(svptrue_b64(), svadd_f64_x(svptrue_b64(), a0, a1));
+}
 #endif
 
 #else

@@ -40,6 +40,14 @@ static int child(uform_executor_t *inherited) {
     if (uform_executor_free(inherited) != UFORM_STATUS_FORKED) return 18;
     return 0;
 #endif
+    /* qemu-user cannot start a thread in the child of a multi-threaded process (7.2 aborts on
+     * an assertion in its vCPU setup): under emulation the child stops here, the rest runs. */
+    if (getenv("UFORM_TEST_EMULATOR")) {
+        fprintf(stderr, "SKIPPED under %s: new threads in a forked child (a qemu-user limit)\n",
+                getenv("UFORM_TEST_EMULATOR"));
+        if (uform_executor_free(inherited) != UFORM_STATUS_FORKED) return 18;
+        return 0;
+    }
     if (uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &own) != UFORM_STATUS_OK) return 15;
     if (uform_executor_for_n(own, NULL, 1000, nothing, NULL) != UFORM_STATUS_OK) return 16;
     if (uform_executor_free(own) != UFORM_STATUS_OK) return 17;

@@ -30,6 +30,27 @@ int main(void) {
 #if UFORM_ARCH_X86_64
     CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_AWS_G5) == uform__sum_f32_serial);
 #endif
+#if UFORM_KERNELS_AWS_G5
+    CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_AWS_G5) == uform__sum_f32_aws_g5);
+    CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_NVIDIA_VERA) == uform__sum_f32_aws_g5);
+#endif
+#if UFORM_KERNELS_APPLE_M2 && !UFORM_KERNELS_APPLE_M4
+    CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_APPLE_M4) == uform__sum_f32_apple_m2);
+#endif
+#if UFORM_KERNELS_ALIBABA_C930
+    CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_ALIBABA_C930) == uform__sum_f32_alibaba_c930);
+#endif
+    CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_WASM32_V128) == uform__sum_f32_serial);
+
+    /* capabilities_compiled() names exactly the classes that have kernels here. */
+    const char *compiled = uform_capabilities_compiled();
+    for (int c = 1; c <= 18; c++) {
+        const char *name = uform_cpu_class_name((uform_cpu_class_t)c);
+        if (has_token(compiled, name) != (int)uform__kernels_compiled((uform_cpu_class_t)c))
+            TEST_FAIL_("%s: compiled says %d, the dispatcher %d", name, has_token(compiled, name),
+                       (int)uform__kernels_compiled((uform_cpu_class_t)c));
+    }
+    printf("compiled: %s\n", compiled);
     CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_NONE) == uform__sum_f32_for(uform_cpu_class_derived()));
 
     /* Every compiled class this CPU runs: same sums as serial within rounding. */
@@ -38,6 +59,7 @@ int main(void) {
         if (!uform__kernels_compiled((uform_cpu_class_t)c) || !uform__cpu_class_runs((uform_cpu_class_t)c)) continue;
         uform__sum_f32_t sum = uform__sum_f32_for((uform_cpu_class_t)c);
         tried++;
+        printf("checking %s's kernel\n", uform_cpu_class_name((uform_cpu_class_t)c));
         for (size_t n = 0; n < 130; n++) {
             double want = uform__sum_f32_serial(values + 1, n), got = sum(values + 1, n);
             if (fabs(want - got) > 1e-9 * (1 + fabs(want)))

@@ -1,6 +1,9 @@
 /* The machine the tests run on, through the real seam: the derived class must be what the
- * kernel's own /proc/cpuinfo flags imply (amd_genoa on the CI VMs, whose hypervisor hides AMX),
- * available must be a subset of compiled, and the info report must be valid JSON. */
+ * kernel says of the CPU (x86-64: /proc/cpuinfo's flags, amd_genoa on the CI VMs, whose
+ * hypervisor hides AMX; Arm: HWCAP and HWCAP2; RISC-V: the V bit of HWCAP; on Arm and RISC-V
+ * cpuinfo must agree wherever it describes this architecture), available must be a subset of
+ * compiled, and the info report must be valid JSON. Under qemu-user the emulated CPU model is
+ * the machine (scripts/test-cross runs this test under several). */
 #include "core/error.h"
 #include "fixture.h"
 #include "platform/platform.h"
@@ -17,8 +20,8 @@ static int all(const char *names) {
     return 1;
 }
 
-/* The class the cpuinfo flags name, by SPEC 4's table. */
-static const char *expected_class(void) {
+/* The class a set of feature names implies, by SPEC 4's table (Linux's /proc/cpuinfo names). */
+static const char *class_of_flags(void) {
 #if UFORM_ARCH_X86_64
     if (!all("avx2 fma f16c bmi2")) return "serial";
     int skylake = all("avx512f avx512cd avx512bw avx512dq avx512vl");
@@ -38,9 +41,109 @@ static const char *expected_class(void) {
     if (m2 && flag("sve2")) return flag("f8dp4") ? "nvidia_vera" : "aws_g5";
     if (m2 && flag("sme")) return "apple_m4";
     return m2 ? "apple_m2" : "aws_g2";
+#elif UFORM_ARCH_RISCV64
+    return all("v") ? "alibaba_c930" : "serial";
 #else
-    return uform_cpu_class_name(uform_cpu_class_derived());
+    return "serial";
 #endif
+}
+
+#if UFORM_ARCH_ARM64 || UFORM_ARCH_RISCV64
+#include <sys/auxv.h>
+#include <asm/hwcap.h>
+#endif
+
+/* The kernel's own word on the CPU, read here without the library's seam and with the kernel
+ * headers' names: HWCAP/HWCAP2 on Arm, the single-letter bits of HWCAP on RISC-V. Written as
+ * cpuinfo-style names into `flags`. */
+static void flags_from_hwcap(void) {
+    flags[0] = '\0';
+#if UFORM_ARCH_ARM64
+    unsigned long h1 = getauxval(AT_HWCAP), h2 = getauxval(AT_HWCAP2);
+    static const struct { int word; unsigned long bit; const char *name; } bits[] = {
+        {1, HWCAP_ASIMD, "asimd"}, {1, HWCAP_ASIMDDP, "asimddp"}, {1, HWCAP_FPHP, "fphp"},
+        {1, HWCAP_ASIMDHP, "asimdhp"}, {1, HWCAP_ASIMDFHM, "asimdfhm"}, {2, HWCAP2_BF16, "bf16"},
+        {2, HWCAP2_I8MM, "i8mm"}, {2, HWCAP2_SVE2, "sve2"},
+#ifdef HWCAP2_SME
+        {2, HWCAP2_SME, "sme"},
+#else
+        {2, 1ul << 23, "sme"},
+#endif
+#ifdef HWCAP2_F8DP4
+        {2, HWCAP2_F8DP4, "f8dp4"},
+#else
+        {2, 1ul << 53, "f8dp4"}, /* headers before Linux 6.9 lack it; the bit is fixed ABI */
+#endif
+    };
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+        if ((bits[i].word == 1 ? h1 : h2) & bits[i].bit)
+            snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s%s", flags[0] ? "," : "", bits[i].name);
+#elif UFORM_ARCH_RISCV64
+    unsigned long h1 = getauxval(AT_HWCAP);
+    for (int letter = 0; letter < 26; letter++)
+        if ((h1 >> letter) & 1ul)
+            snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s%c", flags[0] ? "," : "", 'a' + letter);
+#endif
+}
+
+/* /proc/cpuinfo's features of this architecture into `flags`: x86 "flags", Arm "Features",
+ * RISC-V the letters of "isa" (rv64imafdcv_zba... -> i,m,a,f,d,c,v). False if the file has no
+ * such line: qemu-user 7.2 passes the host's own cpuinfo through, another architecture's. */
+static int flags_from_cpuinfo(void) {
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    CHECK(f != NULL);
+    char line[16384];
+    int found = 0;
+#if UFORM_ARCH_X86_64
+    const char *key = "flags";
+#elif UFORM_ARCH_ARM64
+    const char *key = "Features";
+#else
+    const char *key = "isa";
+#endif
+    while (!found && fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, strlen(key)) || !strchr(line, ':')) continue;
+        char *colon = strchr(line, ':');
+        const char *text = colon + 1;
+        while (*text == ' ' || *text == '\t') text++;
+#if UFORM_ARCH_RISCV64
+        if (strncmp(text, "rv64", 4)) continue;
+        flags[0] = '\0';
+        for (const char *p = text + 4; *p && *p != '_' && *p != '\n'; p++)
+            snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s%c", flags[0] ? "," : "", *p);
+#else
+        /* Space-separated on the line; make it the comma list has_token reads. */
+        snprintf(flags, sizeof flags, "%s", text);
+        for (char *p = flags; *p; p++)
+            if (*p == ' ' || *p == '\n') *p = ',';
+#endif
+        found = 1;
+    }
+    fclose(f);
+    return found;
+}
+
+static char expected[64];
+
+/* The class this machine should derive: from cpuinfo on x86-64; from HWCAP on Arm and RISC-V,
+ * checked against cpuinfo where cpuinfo is this architecture's (a real kernel, not qemu-user). */
+static const char *expected_class(void) {
+    if (expected[0]) return expected;
+#if UFORM_ARCH_ARM64 || UFORM_ARCH_RISCV64
+    flags_from_hwcap();
+    printf("HWCAP features: %s\n", flags);
+    snprintf(expected, sizeof expected, "%s", class_of_flags());
+    if (flags_from_cpuinfo()) {
+        printf("cpuinfo features: %s\n", flags);
+        CHECK_EQ_STR(class_of_flags(), expected);
+    } else {
+        printf("/proc/cpuinfo has no line of this architecture (qemu-user shows the host's): HWCAP decides\n");
+    }
+#else
+    CHECK(flags_from_cpuinfo());
+    snprintf(expected, sizeof expected, "%s", class_of_flags());
+#endif
+    return expected;
 }
 
 /* ---- a small strict JSON checker: answers the end of one value, or NULL ---- */
@@ -97,20 +200,8 @@ static const char *value(const char *p) {
 }
 
 int main(void) {
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    CHECK(f != NULL);
-    char line[16384];
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "flags", 5) || !strncmp(line, "Features", 8)) {
-            char *colon = strchr(line, ':');
-            /* Space-separated on the line; make it the comma list has_token reads. */
-            snprintf(flags, sizeof flags, "%s", colon ? colon + 2 : "");
-            for (char *p = flags; *p; p++)
-                if (*p == ' ' || *p == '\n') *p = ',';
-            break;
-        }
-    fclose(f);
-    printf("derived class: %s (cpuinfo implies %s)\n", uform_cpu_class_name(uform_cpu_class_derived()),
+    (void)expected_class();
+    printf("derived class: %s (the kernel's features imply %s)\n", uform_cpu_class_name(uform_cpu_class_derived()),
            expected_class());
     CHECK(uform_cpu_class_derived() != UFORM_CPU_CLASS_NONE);
     CHECK_EQ_STR(uform_cpu_class_name(uform_cpu_class_derived()), expected_class());

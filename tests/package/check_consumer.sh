@@ -1,6 +1,12 @@
 #!/bin/sh
 set -eu
 build=$1; scratch=$2; cmake=$3; cc=$4
+# Cross builds: the toolchain file the consumer is configured with, then the emulator that
+# runs its programs (empty on native builds).
+toolchain=${5:-}
+emulator=""
+if [ "$#" -gt 5 ]; then shift 5; emulator="$*"; fi
+run() { $emulator "$@"; }
 rm -rf "$scratch" && mkdir -p "$scratch/app"
 $cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
 cat > "$scratch/app/main.c" <<'C'
@@ -27,12 +33,13 @@ find_package(uform 4.0 REQUIRED)
 add_executable(consumer main.c)
 target_link_libraries(consumer uform::uform)
 CM
-$cmake -S "$scratch/app" -B "$scratch/app/build" -DCMAKE_PREFIX_PATH="$scratch/prefix" -DCMAKE_BUILD_RPATH="$scratch/prefix/lib" >/dev/null
+$cmake -S "$scratch/app" -B "$scratch/app/build" -DCMAKE_PREFIX_PATH="$scratch/prefix" -DCMAKE_BUILD_RPATH="$scratch/prefix/lib" \
+  ${toolchain:+-DCMAKE_TOOLCHAIN_FILE="$toolchain" -DCMAKE_FIND_ROOT_PATH="$scratch/prefix"} >/dev/null
 $cmake --build "$scratch/app/build" >/dev/null
-"$scratch/app/build/consumer"
+run "$scratch/app/build/consumer"
 if command -v pkg-config >/dev/null 2>&1; then
   libdir=$(ls -d "$scratch"/prefix/lib*/pkgconfig | head -n 1)
   flags=$(PKG_CONFIG_PATH="$libdir" pkg-config --define-variable=prefix="$scratch/prefix" --cflags --libs uform)
   $cc "$scratch/app/main.c" $flags -Wl,-rpath,"$(dirname "$libdir")" -o "$scratch/app/pkgconfig-consumer"
-  "$scratch/app/pkgconfig-consumer"
+  run "$scratch/app/pkgconfig-consumer"
 fi
