@@ -304,7 +304,12 @@ static uform_status_t join_workers(uform_executor_t *executor, const share_env_t
          * child still notices it is one. */
         if (atomic_load_explicit(&executor->mood, memory_order_relaxed) == UFORM_MOOD_SPINNING) continue;
         uint32_t word = atomic_load(&executor->join_word);
-        atomic_store(&executor->joiner_sleeping, 1);
+        /* An exchange, not a store: the Dekker pair needs this write ordered before the load of
+         * `done` below. C11 promises that for seq_cst store-then-load too, but an exchange also
+         * holds where a store-release and a load-acquire are not kept in order (qemu-aarch64 7.2
+         * on x86 hosts deadlocked test_executor_steal_race in about 1 run in 4 before); on x86
+         * it is the same xchg the seq_cst store compiles to. */
+        atomic_exchange(&executor->joiner_sleeping, 1);
         bool pending = atomic_load(&executor->workers[next].done) != generation;
         if (pending) uform__futex_wait((const uint32_t *)&executor->join_word, word, -1);
         atomic_store(&executor->joiner_sleeping, 0);
@@ -421,8 +426,9 @@ void *uform__worker_main(void *argument) {
         /* A callback fork()ed and this is the child: no caller waits for this thread here, and
          * nothing of the parent's runs. End the child, as documented, instead of idling forever. */
         if (forked(executor)) _exit(UFORM_FORKED_CHILD_EXIT_);
-        /* Dekker with a joiner going to sleep: it sets `joiner_sleeping` then re-reads `done`. */
-        atomic_store(&worker->done, seen);
+        /* Dekker with a joiner going to sleep: it sets `joiner_sleeping` then re-reads `done`.
+         * An exchange for the same reason as the joiner's, above. */
+        atomic_exchange(&worker->done, seen);
         if (atomic_load(&executor->joiner_sleeping)) {
             atomic_fetch_add(&executor->join_word, 1);
             uform__futex_wake((const uint32_t *)&executor->join_word, 1);
