@@ -56,6 +56,7 @@ static const char *class_of_flags(void) {
 /* The kernel's own word on the CPU, read here without the library's seam and with the kernel
  * headers' names: HWCAP/HWCAP2 on Arm, the single-letter bits of HWCAP on RISC-V. Written as
  * cpuinfo-style names into `flags`. */
+#if UFORM_ARCH_ARM64 || UFORM_ARCH_RISCV64
 static void flags_from_hwcap(void) {
     flags[0] = '\0';
 #if UFORM_ARCH_ARM64
@@ -85,6 +86,7 @@ static void flags_from_hwcap(void) {
             snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s%c", flags[0] ? "," : "", 'a' + letter);
 #endif
 }
+#endif
 
 /* /proc/cpuinfo's features of this architecture into `flags`: x86 "flags", Arm "Features",
  * RISC-V the letters of "isa" (rv64imafdcv_zba... -> i,m,a,f,d,c,v). False if the file has no
