@@ -103,7 +103,14 @@ def test_matches_the_cli_when_built():
     root = pathlib.Path(__file__).resolve().parents[2]
     # UFORM_CLI first; else the newest build*/tools/uform (an older build directory may hold a
     # CLI from before the sources changed); else one on PATH.
-    built = sorted(root.glob("build*/tools/uform"), key=lambda p: p.stat().st_mtime, reverse=True)
+    # Cross builds (configured with a toolchain file: build-aarch64/, build-riscv64/) run their
+    # CLI under an emulator, describing another machine: only native builds compare.
+    def native(cli):
+        cache = cli.parent.parent / "CMakeCache.txt"
+        return not (cache.is_file() and "CMAKE_TOOLCHAIN_FILE:" in cache.read_text(errors="replace"))
+
+    built = sorted((cli for cli in root.glob("build*/tools/uform") if native(cli)), key=lambda p: p.stat().st_mtime,
+                   reverse=True)
     candidates = [os.environ.get("UFORM_CLI", "")] + [str(p) for p in built] + [shutil.which("uform") or ""]
     cli = next((c for c in candidates if c and os.access(c, os.X_OK)), None)
     if not cli:
