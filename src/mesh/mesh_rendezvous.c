@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -179,6 +180,13 @@ static uform_status_t read_roster(const session_t *s, const char *text, uform__m
     return UFORM_STATUS_OK;
 }
 
+/* Milliseconds since the epoch: the one clock processes on different hosts share (roughly). */
+static uint64_t wall_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+}
+
 /* How much longer than its own timeout one side waits for the other's last step (a tenth of the
  * timeout, 1 to 10 s): index 0 publishes a timeout's roster at the deadline, and the others need
  * a moment to read it, so that every process can name who never arrived. */
@@ -221,6 +229,11 @@ static uform_status_t lead(session_t *s, const uform__mesh_facts_t *mine, const 
     make_nonce(s->nonce);
     char text[UFORM_MESH_FILE_MAX], holder[UFORM_MESH_FILE_MAX];
     format_facts(text, "run", s->nonce, mine);
+    /* When index 0 gives up waiting, as wall-clock time: processes start at different moments,
+     * and each waits for the roster until index 0's deadline (plus grace) as well as its own. */
+    size_t length = strlen(text);
+    snprintf(text + length, sizeof text - length, "deadline_ms=%llu\n",
+             (unsigned long long)(wall_ms() + (uint64_t)(s->timeout_seconds * 1e3)));
     bool taken = false;
     status = uform__mesh_write_new(s->job_fd, "run", text, &taken, holder, s->verb);
     if (status != UFORM_STATUS_OK || taken) {
@@ -329,12 +342,13 @@ static uform_status_t follow(session_t *s, const uform__mesh_facts_t *mine, ufor
             return uform__fail(UFORM_STATUS_TIMEOUT, "%s: %s: index 0 never arrived within %g s (no %s/%s)", s->verb,
                                s->job, s->timeout_seconds, s->directory, s->job);
     }
-    char text[UFORM_MESH_FILE_MAX], holder[UFORM_MESH_FILE_MAX], run_holder[300];
+    char text[UFORM_MESH_FILE_MAX], holder[UFORM_MESH_FILE_MAX], run_holder[300], run_text[UFORM_MESH_FILE_MAX];
     uform__mesh_facts_t run;
     step = 0;
     for (;;) {
         uform_status_t status = uform__mesh_read(s->job_fd, "run", text, s->verb);
         if (status == UFORM_STATUS_OK) {
+            memcpy(run_text, text, sizeof run_text);
             if (!parse_facts(text, "run", s->nonce, &run))
                 return uform__fail(UFORM_STATUS_IO_ERROR, "%s: %s/%s/run is malformed", s->verb, s->directory, s->job);
             break;
@@ -371,7 +385,15 @@ static uform_status_t follow(session_t *s, const uform__mesh_facts_t *mine, ufor
     }
     /* Index 0 times out at the same deadline and then publishes who never arrived: wait a little
      * longer for that roster (a tenth of the timeout, 1 to 10 s) so every process can name them. */
-    uint64_t roster_deadline = s->deadline_ns + (uint64_t)(grace_seconds(s->timeout_seconds) * 1e9);
+    uint64_t grace_ns = (uint64_t)(grace_seconds(s->timeout_seconds) * 1e9);
+    uint64_t roster_deadline = s->deadline_ns + grace_ns;
+    uint64_t lead_deadline_ms = 0, now_ms = wall_ms();
+    if (uform__mesh_field_number(run_text, "deadline_ms", &lead_deadline_ms) && lead_deadline_ms > now_ms) {
+        /* Index 0 started later than this process: wait for its verdict too (bounded by its
+         * own timeout, which the run file carries, plus the grace). */
+        uint64_t lead = uform__now_ns() + (lead_deadline_ms - now_ms) * 1000000u + grace_ns;
+        if (lead > roster_deadline) roster_deadline = lead;
+    }
     step = 0;
     for (;;) {
         status = uform__mesh_read(s->job_fd, "roster", text, s->verb);
