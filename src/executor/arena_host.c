@@ -1,6 +1,7 @@
 /* Arenas: the verbs, and host arenas (one mapping bound to the executor's NUMA nodes,
  * bump-allocated, freed whole; the arena copies what it needs, so it may outlive its executor).
  * Device arenas are made and freed in src/gpu/vram_arena.c. */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "core/error.h"
@@ -27,7 +28,12 @@ uform_status_t uform_arena_new_in(uform_executor_t *executor, size_t capacity, u
 }
 
 static uform_status_t new_in(uform_executor_t *executor, size_t capacity, uform_arena_t **arena_out) {
+    /* 2^56 bytes on 64-bit targets; on 32-bit ones (wasm32) half the address space. */
+#if SIZE_MAX > 0xFFFFFFFFu
     if (capacity > ((size_t)1 << 56))
+#else
+    if (capacity > SIZE_MAX / 2)
+#endif
         return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "uform_arena_new_in: %zu bytes is more than any machine has",
                            capacity);
     uform_arena_t *arena = uform__allocate_zeroed(1, sizeof *arena);

@@ -1,13 +1,18 @@
 /* Per-thread scratch. Each thread grows its own buffer from inside its callback, so no lock is
  * needed; pages are bound to the thread's NUMA node and first touched by the thread itself. */
 #include <pthread.h>
+#include <stdint.h>
 
 #include "core/error.h"
 #include "executor/executor_internal.h"
 
 static size_t round_up(size_t bytes) {
     size_t rounded = 64 * 1024;
+#if SIZE_MAX > 0xFFFFFFFFu
     while (rounded < bytes && rounded < ((size_t)1 << 62)) rounded <<= 1;
+#else
+    while (rounded < bytes && rounded < ((size_t)1 << 30)) rounded <<= 1; /* 32-bit (wasm32) */
+#endif
     return rounded;
 }
 

@@ -13,6 +13,7 @@
 #include "hardware/cpu_class.h"
 #include "hardware/seam.h"
 #include "hardware/topology.h"
+#include "platform/platform.h"
 
 /* One bit per feature; names are the ones Linux's /proc/cpuinfo and compilers use. */
 #define FEATURES(X)                                                                                \
@@ -202,8 +203,19 @@ void uform__cpu_class_forget(void) {
     atomic_store(&cached_class, 0);
 }
 
+/* wasm32_v128 is the class of a wasm32 build compiled with SIMD128 (the runtime validated the
+ * whole module, so the CPU runs it), on the real machine: a fixture names another ISA. */
+static bool wasm32_v128_here(void) {
+#if UFORM_ARCH_WASM32 && defined(__wasm_simd128__)
+    return uform__seam_isa() == UFORM_ISA_OTHER;
+#else
+    return false;
+#endif
+}
+
 bool uform__cpu_class_runs(uform_cpu_class_t cpu_class) {
     if (cpu_class == UFORM_CPU_CLASS_NONE || cpu_class == UFORM_CPU_CLASS_SERIAL) return true;
+    if (cpu_class == UFORM_CPU_CLASS_WASM32_V128 && wasm32_v128_here()) return true;
     if (!is_class((int)cpu_class) || is_wasm_or_mono(cpu_class)) return false;
     const class_info_t *info = &classes[cpu_class];
     if (info->isa != uform__seam_isa()) return false;
@@ -255,7 +267,10 @@ uform_cpu_class_t uform_cpu_class_derived(void) {
     int c = atomic_load_explicit(&cached_class, memory_order_acquire);
     if (c) return (uform_cpu_class_t)c;
     c = UFORM_CPU_CLASS_SERIAL;
-    /* The highest class whose bundle is complete; WASM and monoversioned never derive. */
+    /* The highest class whose bundle is complete; WASM classes derive only in WASM builds,
+     * monoversioned never. */
+    if (wasm32_v128_here()) c = UFORM_CPU_CLASS_WASM32_V128;
+    else
     for (int k = UFORM_CPU_CLASS_ALIBABA_C930; k > UFORM_CPU_CLASS_SERIAL; k--)
         if (uform__cpu_class_runs((uform_cpu_class_t)k)) {
             c = k;

@@ -30,6 +30,9 @@
 #if defined(__linux__)
 #include <sys/auxv.h>
 #endif
+#if defined(__EMSCRIPTEN__)
+#include <emscripten/threading.h>
+#endif
 
 /* Leaves a fixture may hold; real CPUs answer a few dozen at most. */
 #define FIXTURE_LEAVES 128
@@ -339,6 +342,15 @@ uform_status_t uform__seam_affinity(int32_t *cpus, size_t capacity, size_t *coun
         *count = fixture->affinity_count;
         return UFORM_STATUS_OK;
     }
+#if defined(__EMSCRIPTEN__)
+    /* WebAssembly has no affinity: every CPU the host reports (navigator.hardwareConcurrency,
+     * os.cpus() under Node) is usable. */
+    int online = emscripten_num_logical_cores();
+    if (online < 1) online = 1;
+    for (int cpu = 0; cpu < online && (size_t)cpu < capacity; cpu++) cpus[cpu] = cpu;
+    *count = (size_t)online;
+    return UFORM_STATUS_OK;
+#endif
     /* The kernel refuses a mask smaller than its own CPU count, so grow until it fits. */
     for (int size = 1024; size <= UFORM_CPULIST_MAX; size *= 2) {
         cpu_set_t *set = CPU_ALLOC((size_t)size);

@@ -46,6 +46,9 @@ static const entry_t kernels[] = {
 #if UFORM_KERNELS_ALIBABA_C930
     {UFORM_CPU_CLASS_ALIBABA_C930, uform__sum_f32_alibaba_c930},
 #endif
+#if UFORM_KERNELS_WASM32_V128
+    {UFORM_CPU_CLASS_WASM32_V128, uform__sum_f32_wasm32_v128},
+#endif
 };
 
 #define KERNEL_COUNT (sizeof kernels / sizeof kernels[0])

@@ -41,6 +41,14 @@
  * ".option arch, +v" (binutils 2.38+), which GCC passes through; clang's assembler reads that
  * directive only from LLVM 17, so clang builds go without. */
 #define UFORM_KERNELS_ALIBABA_C930 (UFORM_ARCH_RISCV64 && UFORM_KERNELS_CC_(12, 9999))
+/* WebAssembly SIMD128 (wasm_simd128.h): a wasm32 build compiled with -msimd128. A WebAssembly
+ * module is validated whole, so the class is the build's, not a per-function target. */
+#if UFORM_ARCH_WASM32 && defined(__wasm_simd128__)
+#define UFORM_KERNELS_WASM32_V128 1
+#else
+#define UFORM_KERNELS_WASM32_V128 0
+#endif
+#define UFORM_KERNELS_WASM64_EXTENDED 0 /* memory64 + relaxed SIMD: not in Emscripten 3.1.6's default build */
 
 /** Sums `n` floats, accumulating in double. */
 typedef double (*uform__sum_f32_t)(const float *values, size_t n);
@@ -78,6 +86,9 @@ double uform__sum_f32_aws_g5(const float *values, size_t n);
 #endif
 #if UFORM_KERNELS_ALIBABA_C930
 double uform__sum_f32_alibaba_c930(const float *values, size_t n);
+#endif
+#if UFORM_KERNELS_WASM32_V128
+double uform__sum_f32_wasm32_v128(const float *values, size_t n);
 #endif
 
 /** Whether this build has kernels for `cpu_class` (SERIAL always). */

@@ -26,7 +26,11 @@ typedef struct session_t {
 
 static void make_nonce(char *nonce) {
     uint8_t bytes[NONCE_HEX / 2];
+#if defined(__EMSCRIPTEN__)
+    if (getentropy(bytes, sizeof bytes) != 0) { /* no getrandom in Emscripten's libc */
+#else
     if (getrandom(bytes, sizeof bytes, 0) != (ssize_t)sizeof bytes) {
+#endif
         uint64_t mixed = uform__now_ns() ^ ((uint64_t)getpid() << 32);
         for (size_t i = 0; i < sizeof bytes; i++, mixed = mixed * 6364136223846793005ull + 1442695040888963407ull)
             bytes[i] = (uint8_t)(mixed >> 56);

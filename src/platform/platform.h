@@ -25,6 +25,11 @@
 #else
 #define UFORM_ARCH_RISCV64 0
 #endif
+#if defined(__wasm32__)
+#define UFORM_ARCH_WASM32 1
+#else
+#define UFORM_ARCH_WASM32 0
+#endif
 
 /* ---- time ---- */
 /** Monotonic nanoseconds. */

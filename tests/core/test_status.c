@@ -1,5 +1,6 @@
 /* Statuses: each has a name and a message from the one list, unknown numbers answer fixed
  * strings, and the last error is per thread. */
+#include <errno.h>
 #include <pthread.h>
 
 #include "core/error.h"
@@ -31,7 +32,7 @@ int main(void) {
 
     CHECK_STATUS(uform__fail(UFORM_STATUS_NOT_FOUND, "node %d", 7), UFORM_STATUS_NOT_FOUND);
     CHECK_EQ_STR(uform_last_error(), "node 7");
-    CHECK_STATUS(uform__fail_errno(UFORM_STATUS_IO_ERROR, 2, "open %s", "x"), UFORM_STATUS_IO_ERROR);
+    CHECK_STATUS(uform__fail_errno(UFORM_STATUS_IO_ERROR, ENOENT, "open %s", "x"), UFORM_STATUS_IO_ERROR);
     CHECK_EQ_STR(uform_last_error(), "open x: No such file or directory");
     /* Overlong detail is cut, never overflows. */
     char longer[2048];

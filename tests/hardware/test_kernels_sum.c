@@ -40,7 +40,11 @@ int main(void) {
 #if UFORM_KERNELS_ALIBABA_C930
     CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_ALIBABA_C930) == uform__sum_f32_alibaba_c930);
 #endif
+#if UFORM_KERNELS_WASM32_V128
+    CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_WASM32_V128) == uform__sum_f32_wasm32_v128);
+#else
     CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_WASM32_V128) == uform__sum_f32_serial);
+#endif
 
     /* capabilities_compiled() names exactly the classes that have kernels here. */
     const char *compiled = uform_capabilities_compiled();

@@ -141,6 +141,14 @@ static const char *expected_class(void) {
     } else {
         printf("/proc/cpuinfo has no line of this architecture (qemu-user shows the host's): HWCAP decides\n");
     }
+#elif UFORM_ARCH_WASM32
+    /* WebAssembly: no cpuinfo; the class is the build's (SIMD128 or not). */
+    (void)flags_from_cpuinfo, (void)class_of_flags;
+#if defined(__wasm_simd128__)
+    snprintf(expected, sizeof expected, "wasm32_v128");
+#else
+    snprintf(expected, sizeof expected, "serial");
+#endif
 #else
     CHECK(flags_from_cpuinfo());
     snprintf(expected, sizeof expected, "%s", class_of_flags());
@@ -211,7 +219,11 @@ int main(void) {
     CHECK_OK(uform__cpu_class_check(UFORM_CPU_CLASS_NONE));
     CHECK_OK(uform__cpu_class_check(UFORM_CPU_CLASS_SERIAL));
     CHECK_STATUS(uform__cpu_class_check((uform_cpu_class_t)99), UFORM_STATUS_INVALID_ARGUMENT);
+#if UFORM_ARCH_WASM32 && defined(__wasm_simd128__)
+    CHECK_OK(uform__cpu_class_check(UFORM_CPU_CLASS_WASM32_V128)); /* this build's own class */
+#else
     CHECK_STATUS(uform__cpu_class_check(UFORM_CPU_CLASS_WASM32_V128), UFORM_STATUS_UNSUPPORTED);
+#endif
     CHECK_STATUS(uform__cpu_class_check(UFORM_CPU_CLASS_MONOVERSIONED), UFORM_STATUS_UNSUPPORTED);
 
     /* Available is a subset of compiled, in the same order. */
