@@ -59,7 +59,9 @@ def library_sources() -> list:
     sources = set()
     for pattern in patterns:
         sources.update(glob(str(ROOT / pattern), recursive=True))
-    return sorted(sources)
+    # The platform seam's WebAssembly side is for Emscripten builds only, as CMakeLists.txt
+    # filters it out of native ones.
+    return sorted(source for source in sources if not re.search(r"/src/platform/[a-z]+_emscripten\.c$", source))
 
 
 extra_objects = []
