@@ -23,6 +23,13 @@ static void write_file(const char *path, const char *text) {
 }
 
 int main(void) {
+    const char *emulator = getenv("UFORM_TEST_EMULATOR");
+    if (emulator && *emulator) {
+        printf("SKIPPED under %s: these refusals are judged by timeouts of 2 to 30 s across several "
+               "processes, too tight for an emulator shared with other tests; they run natively\n",
+               emulator);
+        return 77;
+    }
     make_mesh_directory();
     char path[1024], other[1024];
 
@@ -31,7 +38,8 @@ int main(void) {
     members[2].gpus = 3;
     run(3);
     for (size_t i = 0; i < 3; i++) {
-        CHECK_STATUS(members[i].status, UFORM_STATUS_MISMATCH);
+        if (members[i].status != UFORM_STATUS_MISMATCH)
+            TEST_FAIL_("index %zu: %s: %s", i, uform_status_name(members[i].status), members[i].message);
         CHECK_MESSAGE(members[i], "GPUs per process");
         CHECK_MESSAGE(members[i], "says 2");
         CHECK_MESSAGE(members[i], "index 2");
