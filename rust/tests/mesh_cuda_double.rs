@@ -11,11 +11,11 @@ mod support;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use support::cuda_double::{cuda_double, CHILD_ROLE};
+use support::cuda_double::{cuda_double, within, CHILD_ROLE};
 use uform::*;
 
 const CHILD_TEST: &str = "mesh_cuda_double_child_runs_a_scenario";
@@ -89,24 +89,6 @@ fn mesh_cuda_double_child_runs_a_scenario() {
 }
 
 // ---- helpers ----
-
-/// Runs `scenario` on its own thread, failing instead of hanging past `bound`.
-fn within(bound: Duration, scenario: impl FnOnce() + Send + 'static) {
-    let (sender, receiver) = mpsc::channel();
-    let runner = thread::spawn(move || {
-        scenario();
-        let _ = sender.send(());
-    });
-    match receiver.recv_timeout(bound) {
-        Ok(()) => runner.join().unwrap(),
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("hung for {bound:?}"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            if let Err(payload) = runner.join() {
-                std::panic::resume_unwind(payload);
-            }
-        }
-    }
-}
 
 /// A VRAM executor over every device, without pins or scratch.
 fn vram() -> Executor {

@@ -11,11 +11,11 @@ use std::collections::HashSet;
 use std::os::raw::c_void;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use support::cuda_double::{cuda_double, CHILD_ROLE};
+use support::cuda_double::{cuda_double, within, CHILD_ROLE};
 use uform::*;
 
 const CHILD_TEST: &str = "vram_cuda_double_child_runs_a_scenario";
@@ -103,24 +103,6 @@ fn vram_cuda_double_child_runs_a_scenario() {
 }
 
 // ---- helpers ----
-
-/// Runs `scenario` on its own thread, failing instead of hanging past `bound`.
-fn within(bound: Duration, scenario: impl FnOnce() + Send + 'static) {
-    let (sender, receiver) = mpsc::channel();
-    let runner = thread::spawn(move || {
-        scenario();
-        let _ = sender.send(());
-    });
-    match receiver.recv_timeout(bound) {
-        Ok(()) => runner.join().unwrap(),
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("hung for {bound:?}"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            if let Err(payload) = runner.join() {
-                std::panic::resume_unwind(payload);
-            }
-        }
-    }
-}
 
 /// A VRAM executor over `devices` (empty: all), without pins, with `scratch_limit`.
 fn vram(devices: &[i32], scratch_limit: usize) -> Executor {
