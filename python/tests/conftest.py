@@ -4,6 +4,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -19,15 +20,37 @@ REPOSITORY = pathlib.Path(__file__).resolve().parents[2]
 DOUBLE_SOURCES = REPOSITORY / "tests" / "doubles" / "cuda_emulated"
 DOUBLE_COMMON = REPOSITORY / "tests" / "doubles" / "common"
 
-# A test that deadlocks ends the run with every thread's traceback instead of hanging it.
-TEST_TIMEOUT_SECONDS = float(os.environ.get("UFORM_TEST_TIMEOUT", "60"))
+from children import TEST_TIMEOUT_SECONDS  # noqa: E402
+
+# Where the deadlock watchdog writes: the terminal's stderr, duplicated in pytest_configure, when
+# pytest has suspended its start-up capture. During a test fd 2 is pytest's capture file, which
+# dies with the process: a watchdog writing there ends the run without a word.
+_watchdog_file = None
+
+
+def pytest_configure(config):
+    global _watchdog_file
+    _watchdog_file = os.fdopen(os.dup(2), "w", buffering=1)
+
+
+def pytest_unconfigure(config):
+    faulthandler.cancel_dump_traceback_later()
+    _watchdog_file.close()
 
 
 @pytest.fixture(autouse=True)
-def deadlock_watchdog():
-    faulthandler.dump_traceback_later(TEST_TIMEOUT_SECONDS, exit=True)
+def deadlock_watchdog(request):
+    """A test that deadlocks ends the run with its name and every thread's traceback, instead of hanging it."""
+    # The name comes from a Python timer just before the bound (it needs the GIL, which a hang
+    # inside uform does not hold); the tracebacks and the exit come from faulthandler's own thread.
+    name = threading.Timer(TEST_TIMEOUT_SECONDS - 1, lambda: _watchdog_file.write(
+        f"\nuform test watchdog: {request.node.nodeid} ran past {TEST_TIMEOUT_SECONDS:.0f} s\n"))
+    name.daemon = True
+    name.start()
+    faulthandler.dump_traceback_later(TEST_TIMEOUT_SECONDS, exit=True, file=_watchdog_file)
     yield
     faulthandler.cancel_dump_traceback_later()
+    name.cancel()
 
 
 @pytest.fixture

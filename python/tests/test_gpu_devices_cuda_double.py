@@ -8,10 +8,11 @@ the driver named by UFORM_CUDA_LIBRARY once per process, configured by UFORM_CUD
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
+
+import children
 
 import uform
 
@@ -47,8 +48,7 @@ def run_python(arguments, library, config, tmp_path, **extra):
     else:
         environment["UFORM_CUDA_DOUBLE_CONFIG"] = config
     # Not python/: the source package, which holds no built extension, would shadow the installed one.
-    return subprocess.run([sys.executable, *arguments], cwd=tmp_path, env=environment, capture_output=True,
-                          text=True, timeout=120)
+    return children.run([sys.executable, *arguments], cwd=tmp_path, env=environment)
 
 
 def gpu_devices_in_child(library, config, tmp_path, **extra):

@@ -4,7 +4,6 @@ unretrieved failures and unclosed executors are reported."""
 import builtins
 import gc
 import os
-import subprocess
 import sys
 import textwrap
 import threading
@@ -13,6 +12,8 @@ import warnings
 import weakref
 
 import pytest
+
+import children
 
 import uform
 
@@ -189,7 +190,7 @@ ACTIONS = {
 def test_ctrl_c_is_answered(action):
     # In a child process: a KeyboardInterrupt must never reach this test runner.
     script = textwrap.dedent(INTERRUPT_SCRIPT).format(action=ACTIONS[action])
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=50)
+    result = children.run([sys.executable, "-c", script])
     assert result.returncode == 0, result.stdout + result.stderr
     elapsed = float(result.stdout.split()[2])
     assert elapsed < 10, f"{action} answered Ctrl-C only after {elapsed} s (the call runs 60 s)"

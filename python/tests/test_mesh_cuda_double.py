@@ -8,11 +8,12 @@ a temporary directory, as the processes of a real run would on a shared file sys
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 
 import pytest
+
+import children
 
 PRELUDE = r"""
 import gc, json, os, sys, weakref
@@ -36,7 +37,7 @@ def ram_threads():
         try:
             with open(f"/proc/self/task/{task}/comm") as file:
                 names.append(file.read().strip())
-        except (FileNotFoundError, ProcessLookupError):  # it ended meanwhile
+        except OSError:  # it ended meanwhile: ENOENT, or ESRCH once the task is a zombie
             pass
     return sorted(name for name in names if name.startswith("uform:ram:"))
 
@@ -91,8 +92,7 @@ def answer_of(returncode, stdout, stderr):
 def run_child(cuda_double, tmp_path, config, body):
     """Runs `body` in a child on the double; answers its last JSON line."""
     script = PRELUDE + textwrap.dedent(body)
-    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=environment_for(cuda_double, config),
-                            capture_output=True, text=True, timeout=120)
+    result = children.run([sys.executable, "-c", script], cwd=tmp_path, env=environment_for(cuda_double, config))
     return answer_of(result.returncode, result.stdout, result.stderr)
 
 
@@ -102,22 +102,12 @@ def run_members(cuda_double, tmp_path, job, gpu_counts):
     directory = tmp_path / "rendezvous"
     directory.mkdir(exist_ok=True)
     count = len(gpu_counts)
-    children = [
-        subprocess.Popen([sys.executable, "-c", MEMBER, str(index), str(count), str(directory), job], cwd=tmp_path,
-                         env=environment_for(cuda_double, gpus(gpu_count)), stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+    members = [
+        children.start([sys.executable, "-c", MEMBER, str(index), str(count), str(directory), job], cwd=tmp_path,
+                       env=environment_for(cuda_double, gpus(gpu_count)))
         for index, gpu_count in enumerate(gpu_counts)
     ]
-    answers = []
-    try:
-        for child in children:
-            stdout, stderr = child.communicate(timeout=120)
-            answers.append(answer_of(child.returncode, stdout, stderr))
-    finally:
-        for child in children:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
+    answers = [answer_of(result.returncode, result.stdout, result.stderr) for result in children.finish(members)]
     assert not (directory / job).exists(), "the run cleaned up its job directory"
     return answers
 

@@ -9,6 +9,8 @@ import sys
 
 import pytest
 
+import children
+
 import uform
 
 PAGE_STUB_LINES = [
@@ -42,8 +44,7 @@ def test_stub_has_the_page_declarations():
 
 def test_stubtest(tmp_path):
     pytest.importorskip("mypy.stubtest")
-    result = subprocess.run([sys.executable, "-m", "mypy.stubtest", "uform"], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=120)
+    result = children.run([sys.executable, "-m", "mypy.stubtest", "uform"], cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -85,8 +86,7 @@ def test_stubs_type_check_a_user(tmp_path):
         "except uform.UFormError as error:\n"
         "    status: int = error.status\n"
     )
-    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(user)],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    result = children.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(user)], cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

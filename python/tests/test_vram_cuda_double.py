@@ -7,11 +7,12 @@ loads the driver named by UFORM_CUDA_LIBRARY once per process) and reads back on
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 
 import pytest
+
+import children
 
 TWO_DEVICES = "device memory=1G name=first\ndevice memory=1G name=second"
 THREE_DEVICES = TWO_DEVICES + "\ndevice memory=1G name=third"
@@ -43,7 +44,7 @@ def uform_threads():
         try:
             with open(f"/proc/self/task/{task}/comm") as file:
                 names.append(file.read().strip())
-        except FileNotFoundError:  # it ended meanwhile
+        except OSError:  # it ended meanwhile: ENOENT, or ESRCH once the task is a zombie
             pass
     return sorted(name for name in names if name.startswith("uform:"))
 
@@ -68,8 +69,7 @@ def run_child(cuda_double, tmp_path, config, body):
     environment["UFORM_CUDA_LIBRARY"] = str(cuda_double)
     environment["UFORM_CUDA_DOUBLE_CONFIG"] = config
     environment["PYTHONDEVMODE"] = "1"  # ResourceWarning and unraisable errors reach stderr
-    result = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=environment, capture_output=True,
-                            text=True, timeout=120)
+    result = children.run([sys.executable, "-c", script], cwd=tmp_path, env=environment)
     assert result.returncode == 0, result.stdout + result.stderr
     # Nothing went wrong unseen: no error swallowed in a destructor, nothing left unclosed.
     assert "Exception ignored" not in result.stderr and "Warning" not in result.stderr, result.stderr

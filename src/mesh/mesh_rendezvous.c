@@ -1,10 +1,12 @@
 /* The rendezvous (mesh_rendezvous.h): index 0 gathers, everyone else reads one roster. Files are
  * `key=value` lines behind a first line naming their kind and format version. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +17,8 @@
 #include "platform/platform.h"
 
 #define NONCE_HEX 32
+
+void (*_Atomic uform__test_mesh_before_facts)(const char *directory, const char *job, uint64_t index); /* NULL */
 
 typedef struct session_t {
     const char *directory, *job, *verb;
@@ -144,6 +148,19 @@ static void list_missing(const bool *done, uint64_t count, char *out, size_t cap
 
 /* ---- the roster ---- */
 
+/* Milliseconds since the epoch: the one clock processes on different hosts share (roughly). */
+static uint64_t wall_ms(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+}
+
+/* How much longer than its own timeout one side waits for the other's last step (a tenth of the
+ * timeout, 1 to 10 s): index 0 publishes a timeout's roster at the deadline, and the others need
+ * a moment to read it, so that every process can name who never arrived. */
+static double grace_seconds(double timeout) { return timeout / 10 < 1 ? 1 : timeout / 10 > 10 ? 10 : timeout / 10; }
+
+
 static void write_roster(const session_t *s, uform_status_t status, const char *message,
                          const uform__mesh_roster_t *roster) {
     char text[UFORM_MESH_FILE_MAX], id[2 * UFORM_NCCL_UNIQUE_ID_BYTES + 1] = "none", line[1024];
@@ -151,9 +168,9 @@ static void write_roster(const session_t *s, uform_status_t status, const char *
     snprintf(line, sizeof line, "%s", message ? message : "");
     one_line(line);
     snprintf(text, sizeof text,
-             "uform-mesh-roster 1\nnonce=%s\nstatus=%d\nmessage=%s\ncount=%llu\ngpus=%llu\ngpu_class=%llu\n"
-             "multimem=%llu\nmulticast=%d\nnccl=%s\n",
-             s->nonce, (int)status, line, (unsigned long long)roster->count, (unsigned long long)roster->gpus,
+             "uform-mesh-roster 1\nnonce=%s\nstatus=%d\nmessage=%s\nwritten_ms=%llu\ncount=%llu\ngpus=%llu\n"
+             "gpu_class=%llu\nmultimem=%llu\nmulticast=%d\nnccl=%s\n",
+             s->nonce, (int)status, line, (unsigned long long)wall_ms(), (unsigned long long)roster->count, (unsigned long long)roster->gpus,
              (unsigned long long)roster->gpu_class, (unsigned long long)roster->multimem, roster->all_multicast ? 1 : 0,
              id);
     bool taken = false;
@@ -183,18 +200,6 @@ static uform_status_t read_roster(const session_t *s, const char *text, uform__m
     roster->has_nccl_id = strcmp(id, "none") && hex_decode(id, roster->nccl_id, UFORM_NCCL_UNIQUE_ID_BYTES);
     return UFORM_STATUS_OK;
 }
-
-/* Milliseconds since the epoch: the one clock processes on different hosts share (roughly). */
-static uint64_t wall_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
-}
-
-/* How much longer than its own timeout one side waits for the other's last step (a tenth of the
- * timeout, 1 to 10 s): index 0 publishes a timeout's roster at the deadline, and the others need
- * a moment to read it, so that every process can name who never arrived. */
-static double grace_seconds(double timeout) { return timeout / 10 < 1 ? 1 : timeout / 10 > 10 ? 10 : timeout / 10; }
 
 /* ---- index 0 ---- */
 
@@ -302,28 +307,42 @@ static uform_status_t lead(session_t *s, const uform__mesh_facts_t *mine, const 
     write_roster(s, status, message, roster);
 
     /* Every process that was seen removes its facts once it has the roster. The roster may have
-     * come at the deadline (a timeout): they get the same grace as they give index 0. */
+     * come at the deadline (a timeout): they get the same grace as they give index 0. A failed
+     * gather stops at its first refusal, before some processes arrived: those that arrive within
+     * the grace take the verdict too (they write their facts, read the roster, remove their
+     * facts); later ones find the run file gone and say so. */
     uint64_t ack_deadline = uform__now_ns() + (uint64_t)(grace_seconds(s->timeout_seconds) * 1e9);
-    if (ack_deadline < s->deadline_ns) ack_deadline = s->deadline_ns;
-    for (uint64_t i = 1; i < count; i++) seen[i] = !seen[i]; /* true: nothing to wait for */
+    if (status == UFORM_STATUS_OK && ack_deadline < s->deadline_ns) ack_deadline = s->deadline_ns;
+    /* Per index: 0 done (never seen, after a success or a timeout: nothing to wait for), 1 its
+     * facts are still to appear (a straggler of a failed gather), 2 its facts are to vanish. */
+    uint8_t *waiting = uform__allocate_zeroed(count, sizeof *waiting);
     missing = 0;
-    for (uint64_t i = 1; i < count; i++) missing += !seen[i];
+    for (uint64_t i = 1; waiting && i < count; i++) {
+        bool straggler = status != UFORM_STATUS_OK && status != UFORM_STATUS_TIMEOUT;
+        waiting[i] = seen[i] ? 2 : straggler ? 1 : 0;
+        missing += waiting[i] != 0;
+    }
     step = 0;
     char gone_late[512] = "";
     while (missing) {
         for (uint64_t i = 1; i < count; i++) {
+            if (!waiting[i]) continue;
             char name[32];
             facts_name(i, name, sizeof name);
-            if (!seen[i] && !uform__mesh_exists(s->job_fd, name)) {
-                seen[i] = true;
-                missing--;
-            }
+            bool there = uform__mesh_exists(s->job_fd, name);
+            if (waiting[i] == 1 && there) waiting[i] = 2;
+            else if (waiting[i] == 2 && !there) waiting[i] = 0, missing--;
         }
         if (missing && !uform__mesh_backoff(ack_deadline, &step)) {
+            /* Only a process that was seen and never took the roster is an error of the run's
+             * (it died?); a straggler still on its way simply missed the verdict. */
+            for (uint64_t i = 1; i < count; i++) seen[i] = !(seen[i] && waiting[i] == 2);
+            seen[0] = true;
             list_missing(seen, count, gone_late, sizeof gone_late);
             break;
         }
     }
+    uform__deallocate(waiting);
     uform__deallocate(seen);
     if (!gone_late[0]) clean_up(s);
     if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", message);
@@ -334,6 +353,40 @@ static uform_status_t lead(session_t *s, const uform__mesh_facts_t *mine, const 
 }
 
 /* ---- every other index ---- */
+
+/* True when the job directory's roster is this run's failure, written less than a grace ago:
+ * index 0 is still waiting for stragglers to take it. */
+static bool fresh_verdict(const session_t *s) {
+    char text[UFORM_MESH_FILE_MAX], nonce[NONCE_HEX + 1] = "";
+    uint64_t status = 0, written_ms = 0;
+    if (uform__mesh_read(s->job_fd, "roster", text, s->verb) != UFORM_STATUS_OK) return false;
+    if (!uform__mesh_field(text, "nonce", nonce, sizeof nonce) || strcmp(nonce, s->nonce)) return false;
+    if (!uform__mesh_field_number(text, "status", &status) || status == UFORM_STATUS_OK) return false;
+    if (!uform__mesh_field_number(text, "written_ms", &written_ms)) return false;
+    return wall_ms() <= written_ms + (uint64_t)(grace_seconds(s->timeout_seconds) * 1e3);
+}
+
+/* True once index 0 has removed the run file: it ended the run, and no roster is coming for this
+ * process. (No other run can have made a new one meanwhile: index 0 cannot remove the job
+ * directory while our facts are in it, and a new index 0 refuses a job directory that exists.) */
+static bool run_is_over(const session_t *s) { return !uform__mesh_exists(s->job_fd, "run"); }
+
+/* This process arrived after index 0 ended a failed run: it removes what it wrote, and the job
+ * directory if that left it empty (index 0 could not remove it while our facts were there). */
+static uform_status_t ended_without_us(const session_t *s, const char *name, const char *run_holder) {
+    uform__mesh_remove(s->job_fd, name);
+    char path[4096];
+    struct stat ours, there;
+    snprintf(path, sizeof path, "%s/%s", s->directory, s->job);
+    /* Only our run's directory (the same inode): a new run cannot make its own while ours exists. */
+    if (fstat(s->job_fd, &ours) == 0 && lstat(path, &there) == 0 && ours.st_dev == there.st_dev &&
+        ours.st_ino == there.st_ino)
+        rmdir(path); /* fails, harmlessly, if anything is left in it */
+    return uform__fail(UFORM_STATUS_TIMEOUT,
+                       "%s: %s: index 0 (%s) ended the run before this process joined: it failed or gave up (its "
+                       "message says why); start again under a new job name",
+                       s->verb, s->job, run_holder);
+}
 
 static uform_status_t follow(session_t *s, const uform__mesh_facts_t *mine, uform__mesh_roster_t *roster) {
     uint64_t step = 0;
@@ -369,9 +422,13 @@ static uform_status_t follow(session_t *s, const uform__mesh_facts_t *mine, ufor
                            "%llu, index %llu (host %s) says %llu",
                            s->verb, s->job, run.host, (unsigned long long)run.count, (unsigned long long)mine->index,
                            mine->host, (unsigned long long)mine->count);
-    /* A roster that exists before our facts do cannot be this run's (index 0 waits for every
-     * index): an earlier run's leftovers. */
-    if (uform__mesh_exists(s->job_fd, "roster"))
+    void (*hook)(const char *, const char *, uint64_t) =
+        atomic_load_explicit(&uform__test_mesh_before_facts, memory_order_relaxed);
+    if (hook) hook(s->directory, s->job, mine->index);
+    /* A roster that exists before our facts do is either this run's failure verdict, published
+     * while index 0 still gives stragglers a grace to take it, or an earlier run's leftovers
+     * (index 0 waits for every index before a success). */
+    if (uform__mesh_exists(s->job_fd, "roster") && !fresh_verdict(s))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: %s/%s holds an earlier run's roster (run file: %s): leftovers; use a new job name",
                            s->verb, s->directory, s->job, run_holder);
@@ -380,7 +437,7 @@ static uform_status_t follow(session_t *s, const uform__mesh_facts_t *mine, ufor
     format_facts(text, "facts", s->nonce, mine);
     bool taken = false;
     uform_status_t status = uform__mesh_write_new(s->job_fd, name, text, &taken, holder, s->verb);
-    if (status != UFORM_STATUS_OK) return status;
+    if (status != UFORM_STATUS_OK) return run_is_over(s) ? ended_without_us(s, name, run_holder) : status;
     if (taken) {
         char who[300];
         describe_holder(holder, s->nonce, who, sizeof who);
@@ -402,6 +459,7 @@ static uform_status_t follow(session_t *s, const uform__mesh_facts_t *mine, ufor
     for (;;) {
         status = uform__mesh_read(s->job_fd, "roster", text, s->verb);
         if (status == UFORM_STATUS_OK) break;
+        if (status == UFORM_STATUS_NOT_FOUND && run_is_over(s)) return ended_without_us(s, name, run_holder);
         if (status != UFORM_STATUS_NOT_FOUND || !uform__mesh_backoff(roster_deadline, &step)) {
             uform__mesh_remove(s->job_fd, name);
             if (status != UFORM_STATUS_NOT_FOUND) return status;

@@ -36,10 +36,15 @@ typedef struct uform__mesh_roster_t {
  * publish (NULL: the run has no data plane). On OK `roster` holds the shape every process got.
  * INVALID_ARGUMENT (bad job, symlinked or foreign job directory, an index held by another
  * process, an earlier run's leftovers), NOT_FOUND (no directory), TIMEOUT (naming the indices
- * never seen), MISMATCH (naming the field and both sides), IO_ERROR.
+ * never seen, or index 0 ending a failed run before this process joined), MISMATCH (naming the field and both sides), IO_ERROR.
  */
 uform_status_t uform__mesh_rendezvous(const char *directory, const char *job, double timeout_seconds,
                                       const uform__mesh_facts_t *mine, const uint8_t *nccl_id,
                                       uform__mesh_roster_t *roster, const char *verb);
+
+/** Tests only: called by a process other than index 0 between reading the run file and writing
+ *  its facts, to widen the window in which index 0 ends a failed run without it. NULL in
+ *  production. */
+extern void (*_Atomic uform__test_mesh_before_facts)(const char *directory, const char *job, uint64_t index);
 
 #endif

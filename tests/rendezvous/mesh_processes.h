@@ -6,6 +6,7 @@
 #define UFORM_TEST_MESH_PROCESSES_H
 
 #include <errno.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mesh/mesh_rendezvous.h"
 #include "test.h"
 
 typedef struct member_t {
@@ -24,6 +26,9 @@ typedef struct member_t {
     const char *job;
     bool stall;      /* sleeps instead of joining (to be killed: a peer that dies) */
     const char *device_line; /* the double's line for each GPU; NULL: an H100 of 64 MiB */
+    /* between reading the run file and writing its facts, waits until the job directory's
+     * file `hold_until` exists (or, with a leading '!', no longer exists); NULL: no wait */
+    const char *hold_until;
     /* what it answers */
     uform_status_t status;
     uform_mesh_description_t description;
@@ -41,6 +46,19 @@ static inline void make_mesh_directory(void) {
     CHECK(mkdtemp(mesh_directory) != NULL);
 }
 
+static const member_t *member_self; /* in a member's process: its own entry */
+
+/* The rendezvous's test hook (uform__test_mesh_before_facts): holds this member as it says. */
+static inline void member_hold(const char *directory, const char *job, uint64_t index) {
+    (void)index;
+    const char *until = member_self->hold_until;
+    bool gone = until[0] == '!';
+    char path[1024];
+    struct stat info;
+    snprintf(path, sizeof path, "%s/%s/%s", directory, job, until + gone);
+    for (int waited_ms = 0; (lstat(path, &info) == 0) == gone && waited_ms < 60000; waited_ms++) usleep(1000);
+}
+
 static inline void member_run(member_t *m) {
     char config[2048] = "";
     for (size_t g = 0; g < m->gpus; g++) {
@@ -52,6 +70,8 @@ static inline void member_run(member_t *m) {
     setenv("UFORM_NCCL_LIBRARY", mesh_nccl_library, 1);
     if (m->stall)
         for (;;) pause();
+    member_self = m;
+    if (m->hold_until) uform__test_mesh_before_facts = member_hold;
     uform_executor_t *executor = NULL;
     m->status = uform_executor_for_vram(NULL, 0, UFORM_GPU_CLASS_NONE, NULL, 0, UFORM_CPU_CLASS_NONE, NULL, 0, 0, 0,
                                         &executor);
@@ -115,6 +135,14 @@ static inline void members_fill(member_t *members, size_t n, const char *job, si
     for (size_t i = 0; i < n; i++)
         members[i] = (member_t){.index = i, .count = n, .gpus = gpus, .timeout = timeout, .job = job};
 }
+
+static inline int remove_entry(const char *path, const struct stat *info, int type, struct FTW *walk) {
+    (void)info, (void)type, (void)walk;
+    return remove(path);
+}
+
+/** Removes the test's directory and whatever a failed check left in it (never following links). */
+static inline void remove_mesh_directory(void) { nftw(mesh_directory, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 /** True when `directory/job` is gone (the run cleaned up). */
 static inline bool job_gone(const char *job) {

@@ -139,5 +139,6 @@ int main(void) {
     check_run(4, 1, "right.v2");
 
     CHECK(rmdir(mesh_directory) == 0); /* nothing left behind */
+    remove_mesh_directory();
     TEST_DONE();
 }

@@ -193,5 +193,6 @@ int main(void) {
     } else {
         printf("not root: the foreign-owner case needs a directory of another user; skipped\n");
     }
+    remove_mesh_directory();
     TEST_DONE();
 }
