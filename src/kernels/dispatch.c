@@ -40,6 +40,9 @@ static const entry_t kernels[] = {
 #if UFORM_KERNELS_APPLE_M2
     {UFORM_CPU_CLASS_APPLE_M2, uform__sum_f32_apple_m2},
 #endif
+#if UFORM_KERNELS_APPLE_M4
+    {UFORM_CPU_CLASS_APPLE_M4, uform__sum_f32_apple_m4},
+#endif
 #if UFORM_KERNELS_AWS_G5
     {UFORM_CPU_CLASS_AWS_G5, uform__sum_f32_aws_g5},
 #endif

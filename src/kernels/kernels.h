@@ -33,9 +33,12 @@
 #define UFORM_KERNELS_AWS_G2 UFORM_ARCH_ARM64                   /* NEON is the Armv8 baseline */
 #define UFORM_KERNELS_APPLE_M2 (UFORM_ARCH_ARM64 && UFORM_KERNELS_CC_(10, 16)) /* "arch=armv8.6-a+ext" strings */
 #define UFORM_KERNELS_AWS_G5 (UFORM_ARCH_ARM64 && UFORM_KERNELS_CC_(10, 16))   /* +sve2, arm_sve.h */
-/* SME needs "+sme" and the SME ACLE: GCC 14, clang 18. Debian 12's gcc 12 and clang 14 have
- * neither, so apple_m4 runs apple_m2's kernel (its bundle is within apple_m4's). */
-#define UFORM_KERNELS_APPLE_M4 0 /* no SME kernel: see above */
+/* SME: the ACLE (arm_sme.h, __arm_streaming) needs GCC 14 or clang 18, which Debian 12 lacks, so
+ * apple_m4's kernel is inline assembly in streaming SVE mode under ".arch_extension sme"
+ * (binutils 2.38+), which GCC passes through; clang's integrated assembler is left out, as for
+ * RVV. Apple's M4 has SME with streaming SVE but no SVE2 outside it: the kernel uses only
+ * instructions that are legal in streaming mode. */
+#define UFORM_KERNELS_APPLE_M4 (UFORM_ARCH_ARM64 && UFORM_KERNELS_CC_(10, 9999))
 #define UFORM_KERNELS_NVIDIA_VERA 0 /* FP8 dot products: no compiler here targets them */
 /* RVV 1.0: GCC 12 has no RVV intrinsics (GCC 13 does), so the kernel is inline assembly under
  * ".option arch, +v" (binutils 2.38+), which GCC passes through; clang's assembler reads that
@@ -80,6 +83,9 @@ double uform__sum_f32_aws_g2(const float *values, size_t n);
 #endif
 #if UFORM_KERNELS_APPLE_M2
 double uform__sum_f32_apple_m2(const float *values, size_t n);
+#endif
+#if UFORM_KERNELS_APPLE_M4
+double uform__sum_f32_apple_m4(const float *values, size_t n);
 #endif
 #if UFORM_KERNELS_AWS_G5
 double uform__sum_f32_aws_g5(const float *values, size_t n);

@@ -34,7 +34,10 @@ int main(void) {
     CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_AWS_G5) == uform__sum_f32_aws_g5);
     CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_NVIDIA_VERA) == uform__sum_f32_aws_g5);
 #endif
-#if UFORM_KERNELS_APPLE_M2 && !UFORM_KERNELS_APPLE_M4
+#if UFORM_KERNELS_APPLE_M4
+    CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_APPLE_M4) == uform__sum_f32_apple_m4);
+    CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_APPLE_M2) != uform__sum_f32_apple_m4); /* M2 has no SME */
+#elif UFORM_KERNELS_APPLE_M2
     CHECK(uform__sum_f32_for(UFORM_CPU_CLASS_APPLE_M4) == uform__sum_f32_apple_m2);
 #endif
 #if UFORM_KERNELS_ALIBABA_C930
