@@ -51,7 +51,9 @@
 #else
 #define UFORM_KERNELS_WASM32_V128 0
 #endif
-#define UFORM_KERNELS_WASM64_EXTENDED 0 /* memory64 + relaxed SIMD: not in Emscripten 3.1.6's default build */
+/* memory64 + relaxed SIMD: Debian's Emscripten 3.1.6 runs clang 14, whose wasm64 backend cannot
+ * select SIMD lane accesses (an i64 lane index): wasm64 SIMD code does not compile there. */
+#define UFORM_KERNELS_WASM64_EXTENDED 0
 
 /** Sums `n` floats, accumulating in double. */
 typedef double (*uform__sum_f32_t)(const float *values, size_t n);
