@@ -18,7 +18,7 @@
 
 #define NONCE_HEX 32
 
-void (*_Atomic uform__test_mesh_before_facts)(const char *directory, const char *job, uint64_t index); /* NULL */
+void (*_Atomic uform__test_mesh_step)(const char *directory, const char *job, uint64_t index, const char *step);
 
 typedef struct session_t {
     const char *directory, *job, *verb;
@@ -27,6 +27,12 @@ typedef struct session_t {
     int job_fd;
     char nonce[NONCE_HEX + 1];
 } session_t;
+
+static void test_step(const session_t *s, uint64_t index, const char *step) {
+    void (*hook)(const char *, const char *, uint64_t, const char *) =
+        atomic_load_explicit(&uform__test_mesh_step, memory_order_relaxed);
+    if (hook) hook(s->directory, s->job, index, step); /* static storage: NULL in production */
+}
 
 static void make_nonce(char *nonce) {
     uint8_t bytes[NONCE_HEX / 2];
@@ -207,10 +213,22 @@ static void facts_name(uint64_t index, char *name, size_t capacity) {
     snprintf(name, capacity, "facts.%llu", (unsigned long long)index);
 }
 
-/* Removes the job's files and directory once nobody needs them (index 0, at the end). */
-static void clean_up(const session_t *s) {
-    uform__mesh_remove(s->job_fd, "roster");
+static void took_name(uint64_t index, char *name, size_t capacity) {
+    snprintf(name, capacity, "took.%llu", (unsigned long long)index);
+}
+
+/* Removes the job's files and directory once nobody needs them (index 0, at the end), with the
+ * took.<i> of indices 1 to `took` - 1. The run file goes first: a process that renames its
+ * facts later sees it gone and removes its own (mesh_leave_ended_run), so whichever of the two
+ * unlinks last also removes the directory. */
+static void clean_up(const session_t *s, uint64_t took) {
     uform__mesh_remove(s->job_fd, "run");
+    for (uint64_t i = 1; i < took; i++) {
+        char name[32];
+        took_name(i, name, sizeof name);
+        uform__mesh_remove(s->job_fd, name);
+    }
+    uform__mesh_remove(s->job_fd, "roster");
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", s->directory, s->job);
     rmdir(path); /* fails, harmlessly, if a stray file is left */
@@ -246,7 +264,7 @@ static uform_status_t lead(session_t *s, const uform__mesh_facts_t *mine, const 
     bool taken = false;
     status = uform__mesh_write_new(s->job_fd, "run", text, &taken, holder, s->verb);
     if (status != UFORM_STATUS_OK || taken) {
-        clean_up(s);
+        clean_up(s, 0);
         return status != UFORM_STATUS_OK ? status
                                          : uform__fail(UFORM_STATUS_IO_ERROR, "%s: %s/%s/run appeared under us",
                                                        s->verb, s->directory, s->job);
@@ -255,7 +273,7 @@ static uform_status_t lead(session_t *s, const uform__mesh_facts_t *mine, const 
     uint64_t count = mine->count;
     bool *seen = uform__allocate_zeroed(count, sizeof *seen);
     if (!seen) {
-        clean_up(s);
+        clean_up(s, 0);
         return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: %llu processes", s->verb, (unsigned long long)count);
     }
     seen[0] = true;
@@ -306,45 +324,46 @@ static uform_status_t lead(session_t *s, const uform__mesh_facts_t *mine, const 
     }
     write_roster(s, status, message, roster);
 
-    /* Every process that was seen removes its facts once it has the roster. The roster may have
-     * come at the deadline (a timeout): they get the same grace as they give index 0. A failed
-     * gather stops at its first refusal, before some processes arrived: those that arrive within
-     * the grace take the verdict too (they write their facts, read the roster, remove their
-     * facts); later ones find the run file gone and say so. */
+    /* How a process tells index 0 it has the roster: after a success it removes its facts (every
+     * process was seen); after a refusal it renames them took.<i>, so that index 0 can tell one
+     * that came and went from one that never came. A gather refused at its first disagreement
+     * stops before some processes arrived: they get a grace (a tenth of the timeout, 1 to 10 s)
+     * to arrive and take the verdict, and later ones find the run file gone and say so. After a
+     * timeout, the processes never seen are not waited for. The roster may have come at the
+     * deadline: those seen get the same grace as they give index 0. */
+    bool verdict = status != UFORM_STATUS_OK;
     uint64_t ack_deadline = uform__now_ns() + (uint64_t)(grace_seconds(s->timeout_seconds) * 1e9);
-    if (status == UFORM_STATUS_OK && ack_deadline < s->deadline_ns) ack_deadline = s->deadline_ns;
-    /* Per index: 0 done (never seen, after a success or a timeout: nothing to wait for), 1 its
-     * facts are still to appear (a straggler of a failed gather), 2 its facts are to vanish. */
-    uint8_t *waiting = uform__allocate_zeroed(count, sizeof *waiting);
+    if (!verdict && ack_deadline < s->deadline_ns) ack_deadline = s->deadline_ns;
+    bool *done = uform__allocate_zeroed(count, sizeof *done);
     missing = 0;
-    for (uint64_t i = 1; waiting && i < count; i++) {
-        bool straggler = status != UFORM_STATUS_OK && status != UFORM_STATUS_TIMEOUT;
-        waiting[i] = seen[i] ? 2 : straggler ? 1 : 0;
-        missing += waiting[i] != 0;
+    for (uint64_t i = 1; done && i < count; i++) {
+        done[i] = status == UFORM_STATUS_TIMEOUT && !seen[i];
+        missing += !done[i];
     }
     step = 0;
     char gone_late[512] = "";
     while (missing) {
         for (uint64_t i = 1; i < count; i++) {
-            if (!waiting[i]) continue;
+            if (done[i]) continue;
             char name[32];
-            facts_name(i, name, sizeof name);
-            bool there = uform__mesh_exists(s->job_fd, name);
-            if (waiting[i] == 1 && there) waiting[i] = 2;
-            else if (waiting[i] == 2 && !there) waiting[i] = 0, missing--;
+            (verdict ? took_name : facts_name)(i, name, sizeof name);
+            if (uform__mesh_exists(s->job_fd, name) == verdict) done[i] = true, missing--;
         }
         if (missing && !uform__mesh_backoff(ack_deadline, &step)) {
             /* Only a process that was seen and never took the roster is an error of the run's
              * (it died?); a straggler still on its way simply missed the verdict. */
-            for (uint64_t i = 1; i < count; i++) seen[i] = !(seen[i] && waiting[i] == 2);
-            seen[0] = true;
-            list_missing(seen, count, gone_late, sizeof gone_late);
+            for (uint64_t i = 1; i < count; i++) done[i] = done[i] || !seen[i];
+            done[0] = true;
+            list_missing(done, count, gone_late, sizeof gone_late);
             break;
         }
     }
-    uform__deallocate(waiting);
+    uform__deallocate(done);
     uform__deallocate(seen);
-    if (!gone_late[0]) clean_up(s);
+    test_step(s, 0, "clean-up");
+    /* A success some process never acknowledged keeps its files: that process may still read the
+     * roster. A refusal is cleaned up regardless: a latecomer finds the run file gone. */
+    if (verdict || !gone_late[0]) clean_up(s, verdict ? count : 0);
     if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", message);
     if (gone_late[0])
         return uform__fail(UFORM_STATUS_TIMEOUT, "%s: %s: index %s never took the roster within %g s (died?)", s->verb,
@@ -354,8 +373,8 @@ static uform_status_t lead(session_t *s, const uform__mesh_facts_t *mine, const 
 
 /* ---- every other index ---- */
 
-/* True when the job directory's roster is this run's failure, written less than a grace ago:
- * index 0 is still waiting for stragglers to take it. */
+/* True when the job directory's roster is this run's failure, written recently enough that index
+ * 0 may still be waiting for stragglers to take it (its grace, doubled for a slow index 0). */
 static bool fresh_verdict(const session_t *s) {
     char text[UFORM_MESH_FILE_MAX], nonce[NONCE_HEX + 1] = "";
     uint64_t status = 0, written_ms = 0;
@@ -363,7 +382,7 @@ static bool fresh_verdict(const session_t *s) {
     if (!uform__mesh_field(text, "nonce", nonce, sizeof nonce) || strcmp(nonce, s->nonce)) return false;
     if (!uform__mesh_field_number(text, "status", &status) || status == UFORM_STATUS_OK) return false;
     if (!uform__mesh_field_number(text, "written_ms", &written_ms)) return false;
-    return wall_ms() <= written_ms + (uint64_t)(grace_seconds(s->timeout_seconds) * 1e3);
+    return wall_ms() <= written_ms + (uint64_t)(2 * grace_seconds(s->timeout_seconds) * 1e3);
 }
 
 /* True once index 0 has removed the run file: it ended the run, and no roster is coming for this
@@ -371,17 +390,27 @@ static bool fresh_verdict(const session_t *s) {
  * directory while our facts are in it, and a new index 0 refuses a job directory that exists.) */
 static bool run_is_over(const session_t *s) { return !uform__mesh_exists(s->job_fd, "run"); }
 
-/* This process arrived after index 0 ended a failed run: it removes what it wrote, and the job
- * directory if that left it empty (index 0 could not remove it while our facts were there). */
-static uform_status_t ended_without_us(const session_t *s, const char *name, const char *run_holder) {
+/* Once index 0 has ended the run, a process still in it removes what it wrote (its facts, or
+ * their took.<i>), then the job directory: index 0 could not while those were in it. Only our
+ * run's directory (the same inode): a new run cannot make its own while ours exists, and rmdir
+ * fails, harmlessly, if anything is left. */
+static void leave_ended_run(const session_t *s, uint64_t index) {
+    char name[32], path[4096];
+    facts_name(index, name, sizeof name);
     uform__mesh_remove(s->job_fd, name);
-    char path[4096];
+    took_name(index, name, sizeof name);
+    uform__mesh_remove(s->job_fd, name);
     struct stat ours, there;
     snprintf(path, sizeof path, "%s/%s", s->directory, s->job);
-    /* Only our run's directory (the same inode): a new run cannot make its own while ours exists. */
     if (fstat(s->job_fd, &ours) == 0 && lstat(path, &there) == 0 && ours.st_dev == there.st_dev &&
         ours.st_ino == there.st_ino)
-        rmdir(path); /* fails, harmlessly, if anything is left in it */
+        rmdir(path);
+}
+
+/* This process arrived after index 0 ended a failed run: it removes what it wrote, and the job
+ * directory if that left it empty. */
+static uform_status_t ended_without_us(const session_t *s, uint64_t index, const char *run_holder) {
+    leave_ended_run(s, index);
     return uform__fail(UFORM_STATUS_TIMEOUT,
                        "%s: %s: index 0 (%s) ended the run before this process joined: it failed or gave up (its "
                        "message says why); start again under a new job name",
@@ -422,22 +451,24 @@ static uform_status_t follow(session_t *s, const uform__mesh_facts_t *mine, ufor
                            "%llu, index %llu (host %s) says %llu",
                            s->verb, s->job, run.host, (unsigned long long)run.count, (unsigned long long)mine->index,
                            mine->host, (unsigned long long)mine->count);
-    void (*hook)(const char *, const char *, uint64_t) =
-        atomic_load_explicit(&uform__test_mesh_before_facts, memory_order_relaxed);
-    if (hook) hook(s->directory, s->job, mine->index);
+    test_step(s, mine->index, "facts");
     /* A roster that exists before our facts do is either this run's failure verdict, published
      * while index 0 still gives stragglers a grace to take it, or an earlier run's leftovers
      * (index 0 waits for every index before a success). */
-    if (uform__mesh_exists(s->job_fd, "roster") && !fresh_verdict(s))
+    if (run_is_over(s)) return ended_without_us(s, mine->index, run_holder);
+    if (uform__mesh_exists(s->job_fd, "roster") && !fresh_verdict(s)) {
+        /* index 0 removes the run file before the roster: gone now, it was this run ending */
+        if (run_is_over(s)) return ended_without_us(s, mine->index, run_holder);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: %s/%s holds an earlier run's roster (run file: %s): leftovers; use a new job name",
                            s->verb, s->directory, s->job, run_holder);
+    }
     char name[32];
     facts_name(mine->index, name, sizeof name);
     format_facts(text, "facts", s->nonce, mine);
     bool taken = false;
     uform_status_t status = uform__mesh_write_new(s->job_fd, name, text, &taken, holder, s->verb);
-    if (status != UFORM_STATUS_OK) return run_is_over(s) ? ended_without_us(s, name, run_holder) : status;
+    if (status != UFORM_STATUS_OK) return run_is_over(s) ? ended_without_us(s, mine->index, run_holder) : status;
     if (taken) {
         char who[300];
         describe_holder(holder, s->nonce, who, sizeof who);
@@ -459,7 +490,7 @@ static uform_status_t follow(session_t *s, const uform__mesh_facts_t *mine, ufor
     for (;;) {
         status = uform__mesh_read(s->job_fd, "roster", text, s->verb);
         if (status == UFORM_STATUS_OK) break;
-        if (status == UFORM_STATUS_NOT_FOUND && run_is_over(s)) return ended_without_us(s, name, run_holder);
+        if (status == UFORM_STATUS_NOT_FOUND && run_is_over(s)) return ended_without_us(s, mine->index, run_holder);
         if (status != UFORM_STATUS_NOT_FOUND || !uform__mesh_backoff(roster_deadline, &step)) {
             uform__mesh_remove(s->job_fd, name);
             if (status != UFORM_STATUS_NOT_FOUND) return status;
@@ -470,7 +501,17 @@ static uform_status_t follow(session_t *s, const uform__mesh_facts_t *mine, ufor
         }
     }
     status = read_roster(s, text, roster);
-    uform__mesh_remove(s->job_fd, name); /* tells index 0 this process has what it needs */
+    test_step(s, mine->index, "taken");
+    /* Tells index 0 this process has what it needs: after a success by removing its facts, after
+     * a refusal by renaming them (see lead). A verdict taken late may find index 0 gone already. */
+    if (status == UFORM_STATUS_OK) {
+        uform__mesh_remove(s->job_fd, name);
+    } else {
+        char took[32];
+        took_name(mine->index, took, sizeof took);
+        renameat(s->job_fd, name, s->job_fd, took);
+        if (run_is_over(s)) leave_ended_run(s, mine->index);
+    }
     return status;
 }
 

@@ -3,7 +3,11 @@
  * index writes `facts.<i>` (claimed exclusively); index 0 reads them all, checks they agree,
  * and writes one `roster` that every other process reads: O(n) files for the whole run. A
  * process that has read the roster removes its facts; once all are gone index 0 removes the
- * rest. Every wait is bounded by the timeout, and a timeout names who never arrived. */
+ * rest. A refused run's roster is its verdict: index 0 stops at the first disagreement, gives
+ * processes still on their way a grace to take the verdict (each renames its facts `took.<i>`),
+ * then removes the run file first and the rest after; a process that finds the run file gone
+ * says the run ended without it, and the last one out removes the job directory. Every wait is
+ * bounded by the timeout, and a timeout names who never arrived. */
 #ifndef UFORM_MESH_RENDEZVOUS_H
 #define UFORM_MESH_RENDEZVOUS_H
 
@@ -42,9 +46,11 @@ uform_status_t uform__mesh_rendezvous(const char *directory, const char *job, do
                                       const uform__mesh_facts_t *mine, const uint8_t *nccl_id,
                                       uform__mesh_roster_t *roster, const char *verb);
 
-/** Tests only: called by a process other than index 0 between reading the run file and writing
- *  its facts, to widen the window in which index 0 ends a failed run without it. NULL in
- *  production. */
-extern void (*_Atomic uform__test_mesh_before_facts)(const char *directory, const char *job, uint64_t index);
+/** Tests only: called at two steps of the rendezvous to widen the windows in which a failed run
+ *  ends while a latecomer joins: "facts" (an index other than 0, between reading the run file and
+ *  writing its facts), "taken" (the same, between reading the roster and removing its facts) and
+ *  "clean-up" (index 0, before it removes the job's files). NULL in production. */
+extern void (*_Atomic uform__test_mesh_step)(const char *directory, const char *job, uint64_t index,
+                                             const char *step);
 
 #endif

@@ -26,9 +26,12 @@ typedef struct member_t {
     const char *job;
     bool stall;      /* sleeps instead of joining (to be killed: a peer that dies) */
     const char *device_line; /* the double's line for each GPU; NULL: an H100 of 64 MiB */
-    /* between reading the run file and writing its facts, waits until the job directory's
-     * file `hold_until` exists (or, with a leading '!', no longer exists); NULL: no wait */
-    const char *hold_until;
+    /* at the rendezvous's step `at` (uform__test_mesh_step: "facts", "taken" or "clean-up"),
+     * waits until the job directory's file `until` exists (or, with a leading '!', no longer
+     * exists) or index 0 removed its run file, for at most 10 s; `at` NULL: no wait */
+    struct {
+        const char *at, *until;
+    } holds[2];
     /* what it answers */
     uform_status_t status;
     uform_mesh_description_t description;
@@ -48,15 +51,26 @@ static inline void make_mesh_directory(void) {
 
 static const member_t *member_self; /* in a member's process: its own entry */
 
-/* The rendezvous's test hook (uform__test_mesh_before_facts): holds this member as it says. */
-static inline void member_hold(const char *directory, const char *job, uint64_t index) {
+static inline void member_wait(const char *directory, const char *job, const char *until);
+
+/* The rendezvous's test hook (uform__test_mesh_step): holds this member as it says. */
+static inline void member_hold(const char *directory, const char *job, uint64_t index, const char *step) {
     (void)index;
-    const char *until = member_self->hold_until;
+    for (size_t h = 0; h < sizeof member_self->holds / sizeof *member_self->holds; h++)
+        if (member_self->holds[h].at && !strcmp(step, member_self->holds[h].at))
+            member_wait(directory, job, member_self->holds[h].until);
+}
+
+static inline void member_wait(const char *directory, const char *job, const char *until) {
     bool gone = until[0] == '!';
-    char path[1024];
+    char path[1024], run[1024];
     struct stat info;
     snprintf(path, sizeof path, "%s/%s/%s", directory, job, until + gone);
-    for (int waited_ms = 0; (lstat(path, &info) == 0) == gone && waited_ms < 60000; waited_ms++) usleep(1000);
+    snprintf(run, sizeof run, "%s/%s/run", directory, job);
+    /* Whatever it waits for, index 0 ending the run (its run file gone) ends the wait too. */
+    for (int waited_ms = 0; (lstat(path, &info) == 0) == gone && lstat(run, &info) == 0 && waited_ms < 10000;
+         waited_ms++)
+        usleep(1000);
 }
 
 static inline void member_run(member_t *m) {
@@ -71,7 +85,7 @@ static inline void member_run(member_t *m) {
     if (m->stall)
         for (;;) pause();
     member_self = m;
-    if (m->hold_until) uform__test_mesh_before_facts = member_hold;
+    if (m->holds[0].at) uform__test_mesh_step = member_hold;
     uform_executor_t *executor = NULL;
     m->status = uform_executor_for_vram(NULL, 0, UFORM_GPU_CLASS_NONE, NULL, 0, UFORM_CPU_CLASS_NONE, NULL, 0, 0, 0,
                                         &executor);

@@ -2,9 +2,10 @@
  * reads, while others are still on their way. A straggler must still learn the verdict, or learn
  * at once that the run is over, and never wait out its whole timeout or leave files behind.
  *
- * The rendezvous's hook (uform__test_mesh_before_facts) holds index 1 between reading the run
- * file and writing its facts: the window in which index 0 publishes its verdict (first case)
- * or ends the run and removes its files (second case). Real processes, a real directory. */
+ * The rendezvous's hook (uform__test_mesh_step) holds index 1 between reading the run file and
+ * writing its facts: the window in which index 0 publishes its verdict (first case)
+ * or ends the run and removes its files (second case), or has timed out (third case). Real
+ * processes, a real directory. */
 #include <time.h>
 
 #include "mesh_processes.h"
@@ -21,7 +22,8 @@ static double now_seconds(void) {
 static double run_with_index_1_held(const char *job, const char *hold_until, double timeout) {
     members_fill(members, 3, job, 2, timeout);
     members[2].gpus = 3;
-    members[1].hold_until = hold_until;
+    members[1].holds[0].at = "facts";
+    members[1].holds[0].until = hold_until;
     double start = now_seconds();
     members_start(members, 3);
     members_finish(members, 3);
@@ -58,6 +60,28 @@ int main(void) {
     CHECK_MESSAGE(members[1], "new job name");
     if (elapsed > 40) TEST_FAIL_("the run took %.1f s: index 1 waited out its timeout", elapsed);
     CHECK(job_gone("run-over"));
+
+    /* A latecomer after index 0's own timeout (2 s; the latecomer's is 60 s): index 0 does not
+     * wait for it, yet it answers TIMEOUT at once, whether it still reads the verdict or finds the
+     * run over, and the last one out removes the job directory. */
+    members_fill(members, 2, "too-late", 1, 2);
+    members[1].timeout = 60;
+    members[1].holds[0].at = "facts"; /* joins once index 0 timed out */
+    members[1].holds[0].until = "roster";
+    members[1].holds[1].at = "taken"; /* keeps its facts until index 0 has ended the run */
+    members[1].holds[1].until = "!run";
+    members[0].holds[0].at = "clean-up"; /* ends it with the latecomer's facts in: it cannot rmdir */
+    members[0].holds[0].until = "facts.1";
+    double start = now_seconds();
+    members_start(members, 2);
+    members_finish(members, 2);
+    elapsed = now_seconds() - start;
+    CHECK_STATUS(members[0].status, UFORM_STATUS_TIMEOUT);
+    CHECK_MESSAGE(members[0], "index 1 never arrived");
+    CHECK_STATUS(members[1].status, UFORM_STATUS_TIMEOUT);
+    CHECK_MESSAGE(members[1], "index 1 never arrived within 2 s (from index 0)");
+    if (elapsed > 30) TEST_FAIL_("the run took %.1f s: index 1 waited out its timeout", elapsed);
+    CHECK(job_gone("too-late"));
 
     /* The same job name is free again: a new run under it forms. */
     members_fill(members, 3, "run-over", 2, 60);
