@@ -1,12 +1,14 @@
 //! Executors dropped where C cannot free them at once: inside one of their own callbacks.
 //! Their threads must still go away once the call ends, and nothing may hang.
 
+mod support;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
+use support::within;
 use uform::*;
 
 /// The calling thread's `/proc/self/task/<tid>` directory and its name (`comm`).
@@ -18,18 +20,6 @@ fn this_thread() -> (PathBuf, String) {
     (task, name.trim_end().to_string())
 }
 
-/// Runs `scenario` on its own thread, failing the test instead of hanging past `bound`.
-fn within<T: Send + 'static>(bound: Duration, scenario: impl FnOnce() -> T + Send + 'static) -> T {
-    let (sender, receiver) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = sender.send(scenario());
-    });
-    match receiver.recv_timeout(bound) {
-        Ok(value) => value,
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("hung for {bound:?}"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the scenario panicked"),
-    }
-}
 
 /// Waits until every one of `tasks` has left the process, for at most `bound`.
 fn await_gone(tasks: &[PathBuf], bound: Duration) {

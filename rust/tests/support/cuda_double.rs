@@ -12,9 +12,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{mpsc, OnceLock};
-use std::thread;
-use std::time::Duration;
+use std::sync::OnceLock;
 
 /// A library path that does not exist: the children of these tests run without NCCL.
 pub const NO_NCCL: &str = "/nonexistent/libnccl.so.2";
@@ -97,20 +95,5 @@ pub fn run_child(child_test: &str, scenario: &str, library: &Path, config: Optio
     assert!(stdout.contains(&format!("scenario {scenario}: passed")), "scenario {scenario} did not run:\n{stdout}");
 }
 
-/// Runs `scenario` on its own thread, failing instead of hanging past `bound`.
-pub fn within(bound: Duration, scenario: impl FnOnce() + Send + 'static) {
-    let (sender, receiver) = mpsc::channel();
-    let runner = thread::spawn(move || {
-        scenario();
-        let _ = sender.send(());
-    });
-    match receiver.recv_timeout(bound) {
-        Ok(()) => runner.join().unwrap(),
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("hung for {bound:?}"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            if let Err(payload) = runner.join() {
-                std::panic::resume_unwind(payload);
-            }
-        }
-    }
-}
+#[allow(unused_imports)] // not every test binary bounds its scenarios
+pub use super::within;
