@@ -64,7 +64,12 @@ uform_status_t uform__mesh_open_job(const char *directory, const char *job, bool
         }
         return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot open %s/%s", verb, directory, job);
     }
-    if (fstat(fd, &info) != 0 || info.st_uid != geteuid()) {
+    if (fstat(fd, &info) != 0) {
+        error = errno;
+        close(fd);
+        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot stat %s/%s", verb, directory, job);
+    }
+    if (info.st_uid != geteuid()) {
         close(fd);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s/%s belongs to user %u, not to this user (%u)", verb,
                            directory, job, (unsigned)info.st_uid, (unsigned)geteuid());
@@ -77,6 +82,7 @@ static bool write_all(int fd, const char *text, size_t length) {
     while (length) {
         ssize_t written = write(fd, text, length);
         if (written < 0 && errno == EINTR) continue;
+        if (written == 0) errno = EIO; /* no progress and no errno of its own */
         if (written <= 0) return false;
         text += written;
         length -= (size_t)written;
@@ -87,9 +93,13 @@ static bool write_all(int fd, const char *text, size_t length) {
 uform_status_t uform__mesh_write_new(int job_fd, const char *name, const char *text, bool *taken, char *holder,
                                      const char *verb) {
     *taken = false;
-    char temporary[256];
+    char temporary[256], host[65] = "";
     static _Atomic unsigned serial;
-    snprintf(temporary, sizeof temporary, ".%s.%ld.%u.tmp", name, (long)getpid(), atomic_fetch_add(&serial, 1));
+    gethostname(host, sizeof host - 1); /* with the pid: unique across hosts and containers */
+    for (char *c = host; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-')) *c = '_';
+    snprintf(temporary, sizeof temporary, ".%s.%s.%ld.%u.tmp", name, host, (long)getpid(),
+             atomic_fetch_add(&serial, 1));
     int fd = openat(job_fd, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return uform__fail_errno(UFORM_STATUS_IO_ERROR, errno, "%s: cannot create %s", verb, temporary);
     bool ok = write_all(fd, text, strlen(text)) && fsync(fd) == 0;
@@ -102,6 +112,12 @@ uform_status_t uform__mesh_write_new(int job_fd, const char *name, const char *t
     /* link() fails on an existing name, where rename() would replace it: the claim is exclusive. */
     int linked = linkat(job_fd, temporary, job_fd, name, 0);
     error = errno;
+    if (linked != 0 && error == EEXIST) {
+        /* NFS may answer a retransmitted LINK that did succeed with EEXIST: then the temporary
+         * file has two names, and the claim is ours (the recipe open(2) gives for O_EXCL). */
+        struct stat info;
+        if (fstatat(job_fd, temporary, &info, AT_SYMLINK_NOFOLLOW) == 0 && info.st_nlink == 2) linked = 0;
+    }
     unlinkat(job_fd, temporary, 0);
     if (linked != 0) {
         if (error == EEXIST) {
@@ -137,12 +153,37 @@ uform_status_t uform__mesh_read(int job_fd, const char *name, char *text, const 
     return UFORM_STATUS_OK;
 }
 
-bool uform__mesh_exists(int job_fd, const char *name) {
+int uform__mesh_probe(int job_fd, const char *name) {
     struct stat info;
-    return fstatat(job_fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0;
+    if (fstatat(job_fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0) return 1;
+    return errno == ENOENT ? 0 : -1;
+}
+
+bool uform__mesh_mtime_ns(int job_fd, const char *name, int64_t *ns) {
+    struct stat info;
+    if (fstatat(job_fd, name, &info, AT_SYMLINK_NOFOLLOW) != 0) return false;
+    *ns = (int64_t)info.st_mtim.tv_sec * 1000000000 + info.st_mtim.tv_nsec;
+    return true;
+}
+
+bool uform__mesh_job_removed(int job_fd) {
+    struct stat info;
+    return fstat(job_fd, &info) == 0 && info.st_nlink == 0;
 }
 
 void uform__mesh_remove(int job_fd, const char *name) { unlinkat(job_fd, name, 0); }
+
+void uform__mesh_remove_job(const char *directory, const char *job, int job_fd) {
+    int parent = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (parent < 0) return;
+    struct stat ours, there;
+    /* The same directory, not one a new run made under the name since (it cannot while ours
+     * exists, but ours may be gone already); AT_REMOVEDIR fails, harmlessly, unless it is empty. */
+    if (fstat(job_fd, &ours) == 0 && fstatat(parent, job, &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+        ours.st_dev == there.st_dev && ours.st_ino == there.st_ino)
+        unlinkat(parent, job, AT_REMOVEDIR);
+    close(parent);
+}
 
 bool uform__mesh_field(const char *text, const char *key, char *value, size_t capacity) {
     size_t key_length = strlen(key);

@@ -40,11 +40,25 @@ uform_status_t uform__mesh_write_new(int job_fd, const char *name, const char *t
  *  quietly when it does not exist yet; IO_ERROR otherwise. */
 uform_status_t uform__mesh_read(int job_fd, const char *name, char *text, const char *verb);
 
-/** True when `name` exists in the job directory (a stat, no read). */
-bool uform__mesh_exists(int job_fd, const char *name);
+/** Whether `name` is in the job directory (a stat, no read): 1 present, 0 absent (ENOENT), -1
+ *  unknown (any other error, such as a transient one on NFS: the caller asks again). */
+int uform__mesh_probe(int job_fd, const char *name);
+
+/** `name`'s modification time in nanoseconds, as the file system's clock set it (on NFS the
+ *  server's, the one clock every host of a run shares); false if it cannot be read. */
+bool uform__mesh_mtime_ns(int job_fd, const char *name, int64_t *ns);
+
+/** True when the job directory itself has been removed (its link count is 0) under this
+ *  descriptor: a new directory of the same name is another run's. */
+bool uform__mesh_job_removed(int job_fd);
 
 /** Removes `name` (missing is fine). */
 void uform__mesh_remove(int job_fd, const char *name);
+
+/** Removes the job directory if it is still the one `job_fd` opened (same device and inode,
+ *  looked up through the parent's descriptor, never a path rebuilt in a buffer) and empty;
+ *  anything else is left alone, harmlessly. */
+void uform__mesh_remove_job(const char *directory, const char *job, int job_fd);
 
 /** `key=value` lines: the value of `key` in `text` into `value` (capacity bytes); false if absent. */
 bool uform__mesh_field(const char *text, const char *key, char *value, size_t capacity);

@@ -1,6 +1,8 @@
 /* Internal: the mesh's parts and the seams between them.
  *   mesh_bootstrap.c   the public verbs: validation, the executor's reference, the description
- *   mesh_rendezvous.c  meeting the run's processes in directory/job/ (facts, roster, waits)
+ *   mesh_rendezvous.c  meeting the run's processes in directory/job/ (mesh_rendezvous.h; index
+ *                      0's side in mesh_lead.c, the others' in mesh_follow.c, the files'
+ *                      formats in mesh_records.c, what they share in mesh_session.h)
  *   mesh_files.c       whole-file writes and reads relative to the job directory (NFS-safe)
  *   mesh_multicast.c   this process's NVLink domain and the multicast create-and-bind probe
  *   nccl/              libnccl.so.2 loaded at run time, and the communicators it hands out */

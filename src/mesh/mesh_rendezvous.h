@@ -1,13 +1,20 @@
 /* Internal: the processes of a run meet in directory/job/. Index 0 makes the job directory
- * (it must not exist: a name is one run's) and writes `run` (the run's nonce); every other
- * index writes `facts.<i>` (claimed exclusively); index 0 reads them all, checks they agree,
- * and writes one `roster` that every other process reads: O(n) files for the whole run. A
- * process that has read the roster removes its facts; once all are gone index 0 removes the
- * rest. A refused run's roster is its verdict: index 0 stops at the first disagreement, gives
- * processes still on their way a grace to take the verdict (each renames its facts `took.<i>`),
- * then removes the run file first and the rest after; a process that finds the run file gone
- * says the run ended without it, and the last one out removes the job directory. Every wait is
- * bounded by the timeout, and a timeout names who never arrived. */
+ * (it must not exist: a name is one run's) and writes `run` (the run's nonce, its deadline and
+ * timeout); every other index writes `facts.<i>` (claimed exclusively); index 0 reads them all,
+ * checks they agree, and writes one `roster` that every other process reads: O(n) files for the
+ * whole run. A process acknowledges the roster by renaming its facts `took.<i>`; once every one
+ * has, index 0 removes the run file, then the rest, then the directory.
+ *
+ * A refused run's roster is its verdict: index 0 stops at the first disagreement and gives
+ * processes still on their way a grace (a tenth of the timeout, 1 to 10 s) to arrive and take
+ * it. A process that finds the run file gone says the run ended without it, removes what it
+ * wrote, and the last one out removes the directory. A run file older than its timeout plus
+ * twice the grace by the file system's clock (the one every host shares) is an earlier run's.
+ * Every wait is bounded by the timeout, and a timeout names who never arrived.
+ *
+ * One race is left open, as in any two-phase exchange without a third message: a process that
+ * acknowledges at the very moment index 0's wait for acknowledgements ends (at its full timeout)
+ * may return OK while index 0 answers TIMEOUT. */
 #ifndef UFORM_MESH_RENDEZVOUS_H
 #define UFORM_MESH_RENDEZVOUS_H
 

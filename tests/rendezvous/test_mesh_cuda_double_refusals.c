@@ -6,6 +6,9 @@
  *   restarted under a new job name forms); bad job names; a missing or non-directory directory;
  *   a job directory that is a symbolic link, or owned by another user; an earlier run's
  *   leftovers under the same job name. */
+#include <fcntl.h>
+#include <time.h>
+
 #include "mesh_processes.h"
 
 static member_t members[8];
@@ -169,7 +172,14 @@ int main(void) {
     CHECK(mkdir(path, 0700) == 0);
     snprintf(other, sizeof other, "%s/stale/run", mesh_directory);
     write_file(other, "uform-mesh-run 1\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=2\ngpus=1\n"
-                      "gpu_class=3\nmultimem=1\nmulticast=0\nhost=crashed-host\npid=4242\n");
+                      "gpu_class=3\nmultimem=1\nmulticast=0\nhost=crashed-host\npid=4242\n"
+                      "deadline_ms=1000\ntimeout_ms=2000\n");
+    /* written an hour ago: far past its index 0's timeout (2 s) */
+    struct timespec an_hour_ago[2];
+    clock_gettime(CLOCK_REALTIME, &an_hour_ago[0]);
+    an_hour_ago[0].tv_sec -= 3600;
+    an_hour_ago[1] = an_hour_ago[0];
+    CHECK(utimensat(AT_FDCWD, other, an_hour_ago, 0) == 0);
     snprintf(other, sizeof other, "%s/stale/roster", mesh_directory);
     write_file(other, "uform-mesh-roster 1\nnonce=0123456789abcdef0123456789abcdef\nstatus=0\nmessage=\ncount=2\n"
                       "gpus=1\ngpu_class=3\nmultimem=1\nmulticast=0\nnccl=none\n");
@@ -180,6 +190,29 @@ int main(void) {
     CHECK_MESSAGE(members[0], "earlier");
     CHECK_STATUS(members[1].status, UFORM_STATUS_INVALID_ARGUMENT);
     CHECK_MESSAGE(members[1], "leftovers");
+
+    /* An earlier run whose index 0 died while gathering: a run file, no roster. A process of a
+     * new run under that name says so at once (its file system's clock puts the run file past
+     * that index 0's timeout), instead of waiting its own 30 s for a roster. */
+    snprintf(path, sizeof path, "%s/run-only", mesh_directory);
+    CHECK(mkdir(path, 0700) == 0);
+    snprintf(other, sizeof other, "%s/run-only/run", mesh_directory);
+    write_file(other, "uform-mesh-run 1\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=2\ngpus=1\n"
+                      "gpu_class=3\nmultimem=1\nmulticast=0\nhost=crashed-host\npid=4242\n"
+                      "deadline_ms=1000\ntimeout_ms=2000\n");
+    CHECK(utimensat(AT_FDCWD, other, an_hour_ago, 0) == 0);
+    members_fill(members, 2, "run-only", 1, 30);
+    struct timespec started, ended;
+    clock_gettime(CLOCK_MONOTONIC, &started);
+    members_start(&members[1], 1);
+    members_finish(&members[1], 1);
+    clock_gettime(CLOCK_MONOTONIC, &ended);
+    CHECK_STATUS(members[1].status, UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK_MESSAGE(members[1], "earlier run's");
+    CHECK_MESSAGE(members[1], "leftovers");
+    CHECK(ended.tv_sec - started.tv_sec < 20);
+    snprintf(other, sizeof other, "%s/run-only/facts.1", mesh_directory);
+    CHECK(access(other, F_OK) != 0); /* it took its facts back */
 
     /* A job directory owned by another user (only root can make one here). */
     if (geteuid() == 0) {
