@@ -117,6 +117,10 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
             have_id = true;
         else
             snprintf(nccl_note, sizeof nccl_note, "no data plane: %s", uform_last_error());
+        mine.nccl = have_id;
+    } else {
+        /* A fact index 0 checks: where it publishes an id, every process needs NCCL. */
+        mine.nccl = uform__nccl_available(NULL) == UFORM_STATUS_OK;
     }
 
     uform__mesh_roster_t roster = {0};

@@ -52,10 +52,10 @@ static void one_line(char *text) {
 void uform__mesh_format_facts(char *text, const char *header, const char *nonce, const uform__mesh_facts_t *f) {
     snprintf(text, UFORM_MESH_FILE_MAX,
              "uform-mesh-%s 1\nnonce=%s\nindex=%llu\ncount=%llu\ngpus=%llu\ngpu_class=%llu\nmultimem=%llu\n"
-             "multicast=%d\nhost=%s\npid=%llu\n",
+             "multicast=%d\nnccl=%llu\nhost=%s\npid=%llu\n",
              header, nonce, (unsigned long long)f->index, (unsigned long long)f->count, (unsigned long long)f->gpus,
-             (unsigned long long)f->gpu_class, (unsigned long long)f->multimem, f->multicast ? 1 : 0, f->host,
-             (unsigned long long)f->pid);
+             (unsigned long long)f->gpu_class, (unsigned long long)f->multimem, f->multicast ? 1 : 0,
+             (unsigned long long)f->nccl, f->host, (unsigned long long)f->pid);
 }
 
 bool uform__mesh_parse_facts(const char *text, const char *header, char *nonce, uform__mesh_facts_t *f) {
@@ -68,7 +68,7 @@ bool uform__mesh_parse_facts(const char *text, const char *header, char *nonce, 
            uform__mesh_field_number(text, "gpus", &f->gpus) &&
            uform__mesh_field_number(text, "gpu_class", &f->gpu_class) &&
            uform__mesh_field_number(text, "multimem", &f->multimem) &&
-           uform__mesh_field_number(text, "multicast", &multicast) &&
+           uform__mesh_field_number(text, "multicast", &multicast) && uform__mesh_field_number(text, "nccl", &f->nccl) &&
            uform__mesh_field(text, "host", f->host, sizeof f->host) && uform__mesh_field_number(text, "pid", &f->pid) &&
            ((f->multicast = multicast != 0), true);
 }
@@ -96,6 +96,15 @@ uform_status_t uform__mesh_compare(const uform__mesh_session_t *s, const uform__
         {"GPU class", offsetof(uform__mesh_facts_t, gpu_class)},
         {"NVLink multicast extent (gpus_per_multimem_domain)", offsetof(uform__mesh_facts_t, multimem)},
     };
+    if (ours->nccl && !theirs->nccl) {
+        /* Index 0 publishes an NCCL id: a process without NCCL would leave the run's collectives
+         * hanging. (Without NCCL at index 0 nobody gets a data plane, whatever the others have.) */
+        snprintf(message, capacity,
+                 "%s: %s disagree on the data plane: index 0 (host %s) has NCCL, index %llu (host %s) has no "
+                 "libnccl.so.2 (install it there, or name it with UFORM_NCCL_LIBRARY)",
+                 s->verb, s->job, ours->host, (unsigned long long)theirs->index, theirs->host);
+        return UFORM_STATUS_MISMATCH;
+    }
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
         uint64_t a = *(const uint64_t *)((const char *)ours + fields[i].offset);
         uint64_t b = *(const uint64_t *)((const char *)theirs + fields[i].offset);

@@ -30,6 +30,7 @@ typedef struct uform__mesh_facts_t {
     uint64_t gpu_class; /* its executor's class */
     uint64_t multimem;  /* the NVLink domain's extent it asks for (given or derived) */
     bool multicast;     /* its multicast probe succeeded on all its devices */
+    uint64_t nccl;      /* 1 where libnccl.so.2 loads here (index 0: where it made an NCCL id) */
     char host[128];
     uint64_t pid;
 } uform__mesh_facts_t;

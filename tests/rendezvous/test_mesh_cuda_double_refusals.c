@@ -50,6 +50,25 @@ int main(void) {
     }
     CHECK(job_gone("gpus-differ"));
 
+    /* Index 0 has NCCL (it publishes an id), index 2 has none: its collectives would hang the
+     * run, so nobody forms. */
+    members_fill(members, 3, "nccl-differs", 1, 30);
+    members[0].nccl_library = members[1].nccl_library = UFORM_TEST_NCCL_DOUBLE;
+    run(3);
+    for (size_t i = 0; i < 3; i++) {
+        if (members[i].status != UFORM_STATUS_MISMATCH)
+            TEST_FAIL_("index %zu: %s: %s", i, uform_status_name(members[i].status), members[i].message);
+        CHECK_MESSAGE(members[i], "data plane");
+        CHECK_MESSAGE(members[i], "index 2");
+    }
+    CHECK(job_gone("nccl-differs"));
+    /* Without NCCL at index 0 nobody has a data plane, whatever the others have: it forms. */
+    members_fill(members, 2, "nccl-elsewhere", 1, 30);
+    members[1].nccl_library = UFORM_TEST_NCCL_DOUBLE;
+    run(2);
+    CHECK_OK(members[0].status);
+    CHECK_OK(members[1].status);
+
     /* A process that counts a different run size, inside and past index 0's count. */
     members_fill(members, 3, "count-differs", 1, 30);
     members[1].count = 4;
@@ -172,7 +191,7 @@ int main(void) {
     CHECK(mkdir(path, 0700) == 0);
     snprintf(other, sizeof other, "%s/stale/run", mesh_directory);
     write_file(other, "uform-mesh-run 1\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=2\ngpus=1\n"
-                      "gpu_class=3\nmultimem=1\nmulticast=0\nhost=crashed-host\npid=4242\n"
+                      "gpu_class=3\nmultimem=1\nmulticast=0\nnccl=0\nhost=crashed-host\npid=4242\n"
                       "deadline_ms=1000\ntimeout_ms=2000\n");
     /* written an hour ago: far past its index 0's timeout (2 s) */
     struct timespec an_hour_ago[2];
@@ -198,7 +217,7 @@ int main(void) {
     CHECK(mkdir(path, 0700) == 0);
     snprintf(other, sizeof other, "%s/run-only/run", mesh_directory);
     write_file(other, "uform-mesh-run 1\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=2\ngpus=1\n"
-                      "gpu_class=3\nmultimem=1\nmulticast=0\nhost=crashed-host\npid=4242\n"
+                      "gpu_class=3\nmultimem=1\nmulticast=0\nnccl=0\nhost=crashed-host\npid=4242\n"
                       "deadline_ms=1000\ntimeout_ms=2000\n");
     CHECK(utimensat(AT_FDCWD, other, an_hour_ago, 0) == 0);
     members_fill(members, 2, "run-only", 1, 30);
