@@ -41,6 +41,15 @@ def ram_threads():
             pass
     return sorted(name for name in names if name.startswith("uform:ram:"))
 
+def ram_threads_gone():
+    '''ram_threads() once they have left: a joined thread's /proc entry goes a moment after the join
+    returns (the join wakes when its tid is cleared, before its exit completes); up to 2 s.'''
+    import time
+    deadline = time.monotonic() + 2
+    while ram_threads() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return ram_threads()
+
 def described(mesh):
     d = mesh.describe()
     return {"gpus_per_host_domain": d.gpus_per_host_domain, "gpus_per_multimem_domain": d.gpus_per_multimem_domain,
@@ -185,7 +194,7 @@ def test_mesh_holds_its_executor(cuda_double, tmp_path):
         answer["bootstrap_after_close"] = failure(lambda: Mesh.bootstrap(executor, None))
         executor.close()  # twice does nothing
         del mesh
-        answer["threads_after_mesh"] = ram_threads()
+        answer["threads_after_mesh"] = ram_threads_gone()
 
         # The Mesh alone keeps its Executor alive; closing that one later works the same.
         executor = Executor.for_vram()
@@ -201,7 +210,7 @@ def test_mesh_holds_its_executor(cuda_double, tmp_path):
         del mesh
         gc.collect()
         answer["dropped_with_mesh"] = kept() is None
-        answer["threads_after_drop"] = ram_threads()
+        answer["threads_after_drop"] = ram_threads_gone()
 
         # The mesh dropped first: the executor goes on working, and its close ends its threads.
         executor = Executor.for_vram()
@@ -210,7 +219,7 @@ def test_mesh_holds_its_executor(cuda_double, tmp_path):
         executor.for_devices(lambda slot: None)
         answer["threads_before_close"] = len(ram_threads()) > 0
         executor.close()
-        answer["threads_mesh_first"] = ram_threads()
+        answer["threads_mesh_first"] = ram_threads_gone()
 
         # The last reference to a mesh dropped inside one of its executor's own callbacks: the
         # executor is open (its call is running), so the mesh's free is not the last release.
@@ -219,7 +228,7 @@ def test_mesh_holds_its_executor(cuda_double, tmp_path):
         executor.for_devices(lambda slot: holder.clear())
         answer["dropped_in_callback"] = holder == []
         executor.close()
-        answer["threads_callback"] = ram_threads()
+        answer["threads_callback"] = ram_threads_gone()
 
         # Several meshes over one executor, closed in between.
         executor = Executor.for_vram()
@@ -229,7 +238,7 @@ def test_mesh_holds_its_executor(cuda_double, tmp_path):
         meshes.pop(0)
         answer["threads_last_mesh"] = len(ram_threads()) > 0
         meshes.clear()
-        answer["threads_no_mesh"] = ram_threads()
+        answer["threads_no_mesh"] = ram_threads_gone()
         report(**answer)
     """)
     assert answer["threads_open"] and answer["threads_held"] == answer["threads_open"]
@@ -267,7 +276,7 @@ def test_mesh_in_a_forked_child_is_refused(cuda_double, tmp_path):
             os.close(read)
             described_here = described(mesh)["gpus_per_host_domain"]
             del mesh
-        report(child=child, described=described_here, threads=ram_threads())
+        report(child=child, described=described_here, threads=ram_threads_gone())
     """)
     assert answer["child"][0] == "ForkedError", answer
     assert answer["described"] == 1 and answer["threads"] == []

@@ -48,6 +48,15 @@ def uform_threads():
             pass
     return sorted(name for name in names if name.startswith("uform:"))
 
+def uform_threads_gone():
+    '''uform_threads() once they have left: a joined thread's /proc entry goes a moment after the join
+    returns (the join wakes when its tid is cleared, before its exit completes); up to 2 s.'''
+    import time
+    deadline = time.monotonic() + 2
+    while uform_threads() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return uform_threads()
+
 PATTERN = bytes(range(251)) * ((20 << 20) // 251 + 1)  # 251 is prime: no chunk repeats another
 """
 
@@ -327,7 +336,7 @@ def test_device_arena_holds_its_executor_until_it_closes(cuda_double, tmp_path):
         answer["allocate_after_close"] = arena.allocate(64) > second
         answer["twin_after_close"] = arena.device_pointer(1, second) == twin
         arena.close()  # the last device arena closes its executor
-        answer["threads_after"] = uform_threads()
+        answer["threads_after"] = uform_threads_gone()
         answer["arena_closed"] = arena.closed
         # Dropping one does the same.
         executor = Executor.for_vram([1])
@@ -336,7 +345,7 @@ def test_device_arena_holds_its_executor_until_it_closes(cuda_double, tmp_path):
         answer["held_again"] = len(uform_threads()) > 0
         del dropped, executor
         gc.collect()
-        answer["threads_dropped"] = uform_threads()
+        answer["threads_dropped"] = uform_threads_gone()
         report(**answer)
     """)
     assert answer["repr"] == "<uform.lib.Arena devices=2 used=0 capacity=1048576>"
@@ -441,7 +450,7 @@ def test_sticky_fault_is_device_fault_error_until_closed(cuda_double, tmp_path):
                                                            deferred=True).wait())
         arena.close()
         closed = failure(executor.close)
-        report(first=first, later=later, deferred=deferred, closed=closed, threads=uform_threads())
+        report(first=first, later=later, deferred=deferred, closed=closed, threads=uform_threads_gone())
     """)
     assert answer["first"][0] == "DeviceFaultError", answer
     assert "CUDA_ERROR_ILLEGAL_ADDRESS" in answer["first"][1]
@@ -456,7 +465,7 @@ def test_bad_devices_are_refused(cuda_double, tmp_path):
         report(duplicate=failure(lambda: Executor.for_vram([1, 1])),
                missing=failure(lambda: Executor.for_vram([2])),
                negative=failure(lambda: Executor.for_vram([-1])),
-               streams_left=uform_threads())
+               streams_left=uform_threads_gone())
     """)
     assert answer["duplicate"][0] == "InvalidArgumentError" and "twice" in answer["duplicate"][1]
     assert answer["missing"][0] == "NotFoundError" and "2 GPUs" in answer["missing"][1]
