@@ -214,18 +214,25 @@ uform_status_t uform__vram_fault(const uform_executor_t *executor, const char *v
 }
 
 uform_status_t uform__vram_drain(uform_executor_t *executor) {
+    static const char verb[] = "uform_executor_drain";
     uform__vram_t *vram = executor->vram;
-    uform_status_t first = uform__vram_fault(executor, "uform_executor_drain");
+    uform_status_t first = uform__vram_fault(executor, verb);
     if (first != UFORM_STATUS_OK) return first;
+    char cause[256] = "";
     for (size_t i = 0; i < vram->device_count; i++) {
         uform__gpu_device_t *device = &vram->devices[i];
         uform_status_t status = device->backend->make_current(device);
         if (status == UFORM_STATUS_OK) status = device->backend->stream_wait(device);
         uform__vram_note_fault(executor, device);
-        if (status != UFORM_STATUS_OK && first == UFORM_STATUS_OK) first = UFORM_STATUS_DEVICE_FAULT;
+        if (status != UFORM_STATUS_OK && first == UFORM_STATUS_OK) {
+            first = UFORM_STATUS_DEVICE_FAULT;
+            snprintf(cause, sizeof cause, "device %zu (GPU %d): %s", i, (int)device->ordinal, uform_last_error());
+        }
     }
-    if (first != UFORM_STATUS_OK) return uform__vram_fault(executor, "uform_executor_drain");
-    return UFORM_STATUS_OK;
+    if (first == UFORM_STATUS_OK) return UFORM_STATUS_OK;
+    /* A sticky fault says so; any other failure is still the drain's, never an OK. */
+    uform_status_t sticky = uform__vram_fault(executor, verb);
+    return sticky != UFORM_STATUS_OK ? sticky : uform__fail(UFORM_STATUS_DEVICE_FAULT, "%s: %s", verb, cause);
 }
 
 void uform__vram_close(uform_executor_t *executor) {
@@ -263,5 +270,10 @@ size_t uform_executor_devices(const uform_executor_t *executor) {
 
 uform_gpu_class_t uform_executor_gpu_class(const uform_executor_t *executor) {
     if (!executor) return UFORM_GPU_CLASS_NONE;
-    return executor->vram ? executor->vram->gpu_class : UFORM_GPU_CLASS_NONE;
+    /* Counted in, as uform_executor_devices: free waits for this read. */
+    bool count_in = executor->fork_generation == uform__fork_generation_installed();
+    if (count_in) uform__enter(executor);
+    uform_gpu_class_t gpu_class = executor->vram ? executor->vram->gpu_class : UFORM_GPU_CLASS_NONE;
+    if (count_in) uform__leave(executor);
+    return gpu_class;
 }

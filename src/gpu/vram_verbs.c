@@ -31,9 +31,17 @@ const uform__gpu_device_t *uform__vram_current_device(const uform_executor_t *ex
 }
 
 /* One report at a time from thread 0, non-decreasing, the last at done == total. */
-static void report(const uform__job_t *job, size_t done) {
+/* True in a child of a fork() that a callback made: the driver's threads do not exist there,
+ * so the verb stops at once and calls nothing of the driver's (vram.h's promise). */
+static bool forked_here(const uform_executor_t *executor) {
+    return uform__fork_generation_installed() != executor->fork_generation;
+}
+
+/* Reports progress; false when the progress callback fork()ed and this is the child. */
+static bool report(const uform_executor_t *executor, const uform__job_t *job, size_t done) {
     if (job->done) atomic_store_explicit(job->done, done, memory_order_release);
     if (job->progress) job->progress(job->progress_context, done, job->total);
+    return !forked_here(executor);
 }
 
 /* ---- device functions ---- */
@@ -42,12 +50,17 @@ typedef struct devices_call_t {
     uform_executor_t *executor;
     uform_device_function_t function;
     void *context;
+    /* The first device's failure, in words: it happened on whichever thread ran that device,
+     * whose uform_last_error() the caller cannot see. 0 free, 1 being written, 2 written. */
+    _Atomic uint32_t failed;
+    char cause[256];
 } devices_call_t;
 
 static uform_status_t run_device(void *context, size_t task, size_t thread) {
     devices_call_t *call = context;
     uform__gpu_device_t *device = &call->executor->vram->devices[task];
     uform_status_t status = device->backend->make_current(device);
+    bool driver_failed = status != UFORM_STATUS_OK; /* then uform_last_error() has the driver's words */
     if (status == UFORM_STATUS_OK) {
         uform_device_slot_t slot = {
             .device = device->index,
@@ -65,17 +78,32 @@ static uform_status_t run_device(void *context, size_t task, size_t thread) {
         status = call->function(call->context, &slot);
         current_executor = outer_executor;
         current_device = outer_device;
+        if (forked_here(call->executor)) return UFORM_STATUS_FORKED; /* the function fork()ed: the child */
     }
     /* Whatever the function returned, the call ends only once its stream has drained. */
     uform_status_t drained = device->backend->stream_wait(device);
     uform__vram_note_fault(call->executor, device);
-    if (drained != UFORM_STATUS_OK && (status == UFORM_STATUS_OK || atomic_load(&device->faulted))) status = drained;
+    if (drained != UFORM_STATUS_OK && (status == UFORM_STATUS_OK || atomic_load(&device->faulted))) {
+        status = drained;
+        driver_failed = true;
+    }
+    uint32_t expected = 0;
+    if (status != UFORM_STATUS_OK && atomic_compare_exchange_strong(&call->failed, &expected, 1)) {
+        if (driver_failed)
+            snprintf(call->cause, sizeof call->cause, "device %zu (GPU %d): %s", device->index, (int)device->ordinal,
+                     uform_last_error());
+        else
+            snprintf(call->cause, sizeof call->cause, "device %zu's function returned %s", device->index,
+                     uform_status_name(status));
+        atomic_store(&call->failed, 2);
+    }
     return status;
 }
 
 static uform_status_t body_for_devices(uform_executor_t *executor, const uform__job_t *job) {
     static const char verb[] = "uform_executor_for_devices";
-    devices_call_t call = {executor, (uform_device_function_t)job->function, job->context};
+    devices_call_t call = {.executor = executor, .function = (uform_device_function_t)job->function,
+                           .context = job->context};
     size_t count = executor->vram->device_count;
     uform__job_t inner = {
         .kind = UFORM_JOB_FOR_N,
@@ -91,7 +119,8 @@ static uform_status_t body_for_devices(uform_executor_t *executor, const uform__
     uform_status_t status = uform__fork_join(executor, &inner);
     if (status == UFORM_STATUS_OK || status == UFORM_STATUS_FORKED) return status;
     if (uform__vram_fault(executor, verb) != UFORM_STATUS_OK) return UFORM_STATUS_DEVICE_FAULT;
-    return uform__fail(status, "%s: a device function or its stream answered %s", verb, uform_status_name(status));
+    return uform__fail(status, "%s: %s", verb,
+                       atomic_load(&call.failed) == 2 ? call.cause : "a device function or its stream failed");
 }
 
 /* Validation shared by the verbs: a VRAM executor, and a device of it. */
@@ -109,12 +138,13 @@ uform_status_t uform_executor_for_devices(uform_executor_t *executor, const ufor
     uform_status_t status = check_vram(executor, verb);
     if (status != UFORM_STATUS_OK) return status;
     if (!function) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the device function is NULL", verb);
+    size_t devices = uform_executor_devices(executor); /* counted in: free may be under way */
     uform__job_t job = {.kind = UFORM_JOB_BODY,
                         .body = body_for_devices,
                         .function = (void *)function,
                         .context = context,
-                        .n = executor->vram->device_count,
-                        .total = executor->vram->device_count};
+                        .n = devices,
+                        .total = devices};
     return uform__run_call(executor, call, &job, verb);
 }
 
@@ -134,10 +164,10 @@ static uform_status_t memcpy_slice(void *context, size_t first, size_t count, si
 
 /* The host side of a chunk, spread over the host threads: one core's memcpy is slower than a
  * PCIe 5 or NVLink-C2C link. */
-static void host_copy(uform_executor_t *executor, void *destination, const void *source, size_t bytes) {
+static uform_status_t host_copy(uform_executor_t *executor, void *destination, const void *source, size_t bytes) {
     if (bytes < PARALLEL_MEMCPY_MIN || executor->threads == 1) {
         memcpy(destination, source, bytes);
-        return;
+        return UFORM_STATUS_OK;
     }
     memcpy_call_t call = {destination, source};
     uform__job_t inner = {.kind = UFORM_JOB_FOR_SLICES,
@@ -146,7 +176,7 @@ static void host_copy(uform_executor_t *executor, void *destination, const void 
                           .context = &call,
                           .total = bytes,
                           .progress_step = bytes};
-    uform__fork_join(executor, &inner);
+    return uform__fork_join(executor, &inner);
 }
 
 static uform_status_t stage_to_device(uform_executor_t *executor, uform__gpu_device_t *device, const uform__job_t *job,
@@ -161,11 +191,12 @@ static uform_status_t stage_to_device(uform_executor_t *executor, uform__gpu_dev
             /* This half's last DMA (chunk k - 2) must have left it before it is refilled. */
             uform_status_t status = backend->event_wait(device, which);
             if (status != UFORM_STATUS_OK) return status;
-            report(job, (k - 1) * chunk);
+            if (!report(executor, job, (k - 1) * chunk)) return UFORM_STATUS_FORKED;
         }
         before_host_copy(device, k, chunks, true);
-        host_copy(executor, halves[which], host + offset, length);
-        uform_status_t status = backend->copy_to_device_async(device, target + offset, halves[which], length);
+        uform_status_t status = host_copy(executor, halves[which], host + offset, length);
+        if (status != UFORM_STATUS_OK) return status;
+        status = backend->copy_to_device_async(device, target + offset, halves[which], length);
         if (status == UFORM_STATUS_OK) status = backend->event_record(device, which);
         if (status != UFORM_STATUS_OK) return status;
     }
@@ -192,8 +223,9 @@ static uform_status_t stage_to_host(uform_executor_t *executor, uform__gpu_devic
         uform_status_t status = backend->event_wait(device, which);
         if (status != UFORM_STATUS_OK) return status;
         before_host_copy(device, previous, chunks, false);
-        host_copy(executor, host + offset, halves[which], length);
-        report(job, offset + length);
+        status = host_copy(executor, host + offset, halves[which], length);
+        if (status != UFORM_STATUS_OK) return status;
+        if (!report(executor, job, offset + length)) return UFORM_STATUS_FORKED;
     }
     return UFORM_STATUS_OK;
 }
@@ -205,10 +237,7 @@ static uform_status_t body_copy(uform_executor_t *executor, const uform__job_t *
     char *device_pointer = job->pointers[0];
     char *host = job->pointers[1];
     size_t bytes = job->n;
-    if (!bytes) {
-        report(job, 0);
-        return UFORM_STATUS_OK;
-    }
+    if (!bytes) return report(executor, job, 0) ? UFORM_STATUS_OK : UFORM_STATUS_FORKED;
     uform_status_t status = backend->make_current(device);
     if (status == UFORM_STATUS_OK && backend->host_is_pinned(device, host, bytes)) {
         /* Pinned or registered already: the DMA reads or writes it directly. */
@@ -222,14 +251,13 @@ static uform_status_t body_copy(uform_executor_t *executor, const uform__job_t *
                          ? stage_to_device(executor, device, job, device_pointer, host, bytes, chunk)
                          : stage_to_host(executor, device, job, host, device_pointer, bytes, chunk);
     }
+    /* A callback fork()ed and this is the child: no driver call may follow. */
+    if (forked_here(executor)) return UFORM_STATUS_FORKED;
     /* Even after a failure nothing may still be reading the staging or the caller's memory. */
     uform_status_t drained = backend->stream_wait(device);
     if (status == UFORM_STATUS_OK) status = drained;
     uform__vram_note_fault(executor, device);
-    if (status == UFORM_STATUS_OK) {
-        report(job, bytes);
-        return UFORM_STATUS_OK;
-    }
+    if (status == UFORM_STATUS_OK) return report(executor, job, bytes) ? UFORM_STATUS_OK : UFORM_STATUS_FORKED;
     if (uform__vram_fault(executor, verb) != UFORM_STATUS_OK) return UFORM_STATUS_DEVICE_FAULT;
     char cause[256];
     snprintf(cause, sizeof cause, "%s", uform_last_error());
@@ -241,9 +269,9 @@ static uform_status_t copy(uform_executor_t *executor, const uform_call_t *call,
     if (call && call->struct_size >= sizeof(uform_call_t) && call->deferred) *call->deferred = NULL;
     uform_status_t status = check_vram(executor, verb);
     if (status != UFORM_STATUS_OK) return status;
-    if (device >= executor->vram->device_count)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: device %zu of %zu", verb, device,
-                           executor->vram->device_count);
+    size_t devices = uform_executor_devices(executor); /* counted in: free may be under way */
+    if (device >= devices)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: device %zu of %zu", verb, device, devices);
     if (bytes && (!device_pointer || !host))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a NULL %s pointer with %zu bytes", verb,
                            device_pointer ? "host" : "device", bytes);

@@ -5,7 +5,8 @@
  *      and it then holds the executor, whose last arena's free closes it;
  *   2. a synchronous device-function call whose stream work is still running while free is
  *      called from another thread;
- *   3. a device arena asked for once free has begun: refused, nothing held.
+ *   3. a device arena asked for once free has begun: refused, nothing held;
+ *   4. uform_executor_gpu_class read while free begins: free waits for the read (it counts in).
  * Runs under ASan and TSan in the suite. */
 #include <time.h>
 
@@ -71,6 +72,20 @@ static uform_status_t enqueue_mark(void *context, const uform_device_slot_t *slo
     return UFORM_STATUS_OK;
 }
 
+typedef struct class_reader_t {
+    uform_executor_t *executor;
+    _Atomic int entered;
+    uform_gpu_class_t gpu_class;
+} class_reader_t;
+
+static void *read_gpu_class(void *argument) {
+    class_reader_t *reader = argument;
+    stall_me = true;
+    atomic_store(&reader->entered, 1);
+    reader->gpu_class = uform_executor_gpu_class(reader->executor);
+    return NULL;
+}
+
 static void *free_executor(void *argument) {
     CHECK_OK(uform_executor_free(argument));
     return NULL;
@@ -131,6 +146,17 @@ int main(void) {
     CHECK_OK(holder.status);
     pthread_join(freer, NULL);
     CHECK_EQ_INT(vram_device_used(&cu, 0), 0);
+
+    /* 4. The GPU class read while free begins: free returns only after the read left. */
+    class_reader_t reader = {vram_executor(NULL, 0, 0), 0, UFORM_GPU_CLASS_NONE};
+    int stalls_before = atomic_load(&stalls_finished);
+    CHECK(pthread_create(&thread, NULL, read_gpu_class, &reader) == 0);
+    while (!atomic_load(&reader.entered)) sleep_ms(0);
+    sleep_ms(STALL_MS / 3); /* inside uform_executor_gpu_class, stalled before it leaves */
+    CHECK_OK(uform_executor_free(reader.executor));
+    CHECK_EQ_INT(atomic_load(&stalls_finished), stalls_before + 1);
+    pthread_join(thread, NULL);
+    CHECK_EQ_INT((int)reader.gpu_class, (int)UFORM_GPU_CLASS_NVIDIA_HOPPER);
     uform__test_before_leave = NULL;
     TEST_DONE();
 }
