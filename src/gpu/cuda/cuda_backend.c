@@ -27,8 +27,10 @@ static bool is_sticky(uform_cuResult result) {
     case UFORM_CUDA_ERROR_HARDWARE_STACK_ERROR:
     case UFORM_CUDA_ERROR_ILLEGAL_INSTRUCTION:
     case UFORM_CUDA_ERROR_MISALIGNED_ADDRESS:
+    case UFORM_CUDA_ERROR_INVALID_ADDRESS_SPACE:
     case UFORM_CUDA_ERROR_INVALID_PC:
-    case UFORM_CUDA_ERROR_LAUNCH_FAILED: return true;
+    case UFORM_CUDA_ERROR_LAUNCH_FAILED:
+    case UFORM_CUDA_ERROR_EXTERNAL_DEVICE: return true;
     default: return false;
     }
 }
