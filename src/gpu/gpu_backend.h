@@ -9,7 +9,12 @@
  *   DEVICE_FAULT      anything else; when the error is one the runtime keeps answering for the
  *                     context (illegal address, launch failure, ECC, ...), the backend also sets
  *                     `device->faulted`, which the executor makes sticky for the whole executor.
- * Operations that touch a context make it current on the calling thread first. */
+ * Threads: most operations run on the caller's own thread (drain, arenas, synchronous copies,
+ * free; open at creation), some on uform's (device functions, deferred calls). The current
+ * context (CUDA) or device (HIP) is the calling thread's, and a caller's CUDA or HIP runtime
+ * (PyTorch, CuPy) keeps its device in that same slot: so every operation but make_current makes
+ * the device's context current only for its own duration and gives the thread back the one it
+ * had (NULL included); none relies on an earlier make_current. */
 #ifndef UFORM_GPU_BACKEND_H
 #define UFORM_GPU_BACKEND_H
 
@@ -54,7 +59,9 @@ typedef struct uform__gpu_backend_t {
     /** Waits for the stream, destroys events and stream, releases the context. Never fails
      *  visibly (errors are ignored: free must release everything, a faulted device included). */
     void (*close)(uform__gpu_device_t *device);
-    /** Makes the device current on the calling thread (cuCtxSetCurrent / hipSetDevice). */
+    /** Makes the device current on the calling thread (cuCtxSetCurrent / hipSetDevice) and leaves
+     *  it so: for device functions, documented (vram.h) to run with it current. Called on the
+     *  caller's thread it changes what the caller's runtime sees afterwards. */
     uform_status_t (*make_current)(uform__gpu_device_t *device);
     uform_status_t (*device_alloc)(uform__gpu_device_t *device, size_t bytes, void **pointer);
     /** Frees device memory; waits for the device's queued work as the runtimes do. */

@@ -1,7 +1,8 @@
 /* A typo in a test's configuration of the CUDA driver test double must fail loudly, not
  * emulate another machine: the double refuses it (cuInit answers CUDA_ERROR_UNKNOWN and it
  * says why on stderr), and uform reports that as a driver failure. The `link bandwidth=` line
- * takes a positive size with K/M/G/T suffixes and nothing else; each bad line is tried in a
+ * takes a positive size with K/M/G/T suffixes and nothing else, `fault sticky=` a positive count
+ * and optionally `:` and a CUDA error other than success; each bad line is tried in a
  * child process of its own, since the double reads its configuration once per process. */
 #include <dlfcn.h>
 #include <sys/wait.h>
@@ -63,6 +64,20 @@ int main(void) {
     check_config("device\nlink bandwidth=99999999999999999999", UFORM_CUDA_ERROR_UNKNOWN, "link bandwidth=");
     check_config("device\nlink bandwidth=20000000T", UFORM_CUDA_ERROR_UNKNOWN, "link bandwidth=20000000T");
     check_config("device\nlink bandwidth=1G latency=2", UFORM_CUDA_ERROR_UNKNOWN, "unknown link key 'latency'");
+    /* fault sticky= takes a count, then optionally the error it reports: a name the double knows
+     * or a number, never success. */
+    check_config("device\nfault sticky=3", UFORM_CUDA_SUCCESS, NULL);
+    check_config("device\nfault sticky=1:717", UFORM_CUDA_SUCCESS, NULL);
+    check_config("device\nfault sticky=2:CUDA_ERROR_EXTERNAL_DEVICE", UFORM_CUDA_SUCCESS, NULL);
+    check_config("device\nfault sticky=1:CUDA_ERROR_LAUNCH_FAILED", UFORM_CUDA_SUCCESS, NULL);
+    check_config("device\nfault sticky=1:0", UFORM_CUDA_ERROR_UNKNOWN, "fault sticky=1:0 is not a CUDA error");
+    check_config("device\nfault sticky=1:CUDA_SUCCESS", UFORM_CUDA_ERROR_UNKNOWN, "is not a CUDA error");
+    check_config("device\nfault sticky=1:", UFORM_CUDA_ERROR_UNKNOWN, "is not a CUDA error");
+    check_config("device\nfault sticky=1:CUDA_ERROR_BOGUS", UFORM_CUDA_ERROR_UNKNOWN, "is not a CUDA error");
+    check_config("device\nfault sticky=1:-5", UFORM_CUDA_ERROR_UNKNOWN, "is not a CUDA error");
+    check_config("device\nfault sticky=0:717", UFORM_CUDA_ERROR_UNKNOWN, "fault sticky=0 is not a positive count");
+    check_config("device\nfault sticky=:717", UFORM_CUDA_ERROR_UNKNOWN, "is not a positive count");
+    check_config("device\nfault alloc=1:717", UFORM_CUDA_ERROR_UNKNOWN, "is not a positive count");
     /* memory= shares the size parser: a sign is refused there too, no longer wrapped. */
     check_config("device memory=-1", UFORM_CUDA_ERROR_UNKNOWN, "memory=-1 is not a size");
 

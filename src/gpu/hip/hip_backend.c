@@ -5,7 +5,13 @@
  *
  * The execution entry points (hip_abi.h's UFORM_HIP_EXECUTION_ENTRY_POINTS) are bound with dlsym
  * from the library discovery loaded, once, on the first call to uform__hip_backend; a runtime
- * lacking one still lists its GPUs and answers UNSUPPORTED here, naming it. */
+ * lacking one still lists its GPUs and answers UNSUPPORTED here, naming it.
+ *
+ * The current device is the calling thread's, and most operations run on the caller's own thread
+ * (drain, arenas, copies, free), where a HIP runtime user (PyTorch on ROCm) keeps its device. So
+ * every operation but make_current makes the device current only for its own duration
+ * (enter/leave below) and gives the thread back the device it had; make_current alone leaves it
+ * current, for the device functions that need it. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -70,9 +76,51 @@ static uform_status_t fail(uform__gpu_device_t *device, uform_hipError error, co
         if (error_ != UFORM_HIP_SUCCESS) return fail(device, error_, __VA_ARGS__);                 \
     } while (0)
 
+/* Makes the device current and leaves it so: only for device functions, which are documented
+ * (vram.h) to run with it current. */
 static uform_status_t make_current(uform__gpu_device_t *device) {
     CALL_(device, run.hipSetDevice(device->native_device), "hipSetDevice(%d)", (int)device->native_device);
     return UFORM_STATUS_OK;
+}
+
+/* What enter found current on the calling thread, for leave to put back. */
+typedef struct scope_t {
+    int previous;
+    bool switched; /* enter made the device current: leave restores `previous` */
+} scope_t;
+
+/* Makes the device current on the calling thread for one operation, remembering the thread's own
+ * (a HIP runtime user keeps its device there); nothing to do when it already is. */
+static uform_status_t enter(uform__gpu_device_t *device, scope_t *scope) {
+    scope->previous = 0;
+    scope->switched = false;
+    int previous = 0;
+    CALL_(device, run.hipGetDevice(&previous), "hipGetDevice");
+    scope->previous = previous;
+    if (previous == device->native_device) return UFORM_STATUS_OK;
+    CALL_(device, run.hipSetDevice(device->native_device), "hipSetDevice(%d)", (int)device->native_device);
+    scope->switched = true;
+    return UFORM_STATUS_OK;
+}
+
+/* Gives the thread back the device enter found. Its error, if any, is not the operation's. */
+static void leave(const scope_t *scope) {
+    if (scope->switched) (void)run.hipSetDevice(scope->previous);
+}
+
+/* As enter, for close, which goes on whatever the runtime answers: no message; true when the
+ * device is current. */
+static bool enter_quietly(uform__gpu_device_t *device, scope_t *scope) {
+    scope->previous = 0;
+    scope->switched = false;
+    int previous = 0;
+    /* Nothing known to restore: set it anyway, so that the stream can still be waited for. */
+    if (run.hipGetDevice(&previous) != UFORM_HIP_SUCCESS)
+        return run.hipSetDevice(device->native_device) == UFORM_HIP_SUCCESS;
+    scope->previous = previous;
+    if (previous == device->native_device) return true;
+    scope->switched = run.hipSetDevice(device->native_device) == UFORM_HIP_SUCCESS;
+    return scope->switched;
 }
 
 static void destroy_handles(uform__gpu_device_t *device) {
@@ -95,11 +143,15 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
     device->native_context = NULL;
     device->stream = NULL;
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++) device->events[i] = NULL;
-    uform_status_t status = make_current(device);
+    scope_t scope;
+    uform_status_t status = enter(device, &scope);
     if (status != UFORM_STATUS_OK) return status;
     uform_hipStream stream = NULL;
     uform_hipError error = run.hipStreamCreateWithFlags(&stream, UFORM_HIP_STREAM_NON_BLOCKING);
-    if (error != UFORM_HIP_SUCCESS) return fail(device, error, "hipStreamCreateWithFlags(hipStreamNonBlocking)");
+    if (error != UFORM_HIP_SUCCESS) {
+        leave(&scope);
+        return fail(device, error, "hipStreamCreateWithFlags(hipStreamNonBlocking)");
+    }
     device->stream = stream;
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++) {
         uform_hipEvent event = NULL;
@@ -107,10 +159,12 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
         if (error != UFORM_HIP_SUCCESS) {
             status = fail(device, error, "hipEventCreateWithFlags(hipEventDisableTiming)");
             destroy_handles(device);
+            leave(&scope);
             return status;
         }
         device->events[i] = event;
     }
+    leave(&scope);
     device->opened = true;
     return UFORM_STATUS_OK;
 }
@@ -118,7 +172,8 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
 /* Never fails visibly: a faulted device is closed too. Scratch and staging still held go with it. */
 static void close_device(uform__gpu_device_t *device) {
     if (!device->opened) return;
-    bool current = run.hipSetDevice(device->native_device) == UFORM_HIP_SUCCESS;
+    scope_t scope;
+    bool current = enter_quietly(device, &scope);
     if (current && device->stream) (void)run.hipStreamSynchronize((uform_hipStream)device->stream);
     if (device->scratch) (void)run.hipFree(device->scratch);
     if (device->staging) (void)run.hipHostFree(device->staging);
@@ -127,6 +182,7 @@ static void close_device(uform__gpu_device_t *device) {
     device->staging = NULL;
     device->staging_bytes = 0;
     destroy_handles(device);
+    leave(&scope);
     device->opened = false;
 }
 
@@ -135,26 +191,33 @@ static uform_status_t device_alloc(uform__gpu_device_t *device, size_t bytes, vo
     /* hipMalloc of 0 bytes answers hipSuccess and NULL: not an allocation to hand out. */
     if (!bytes) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "HIP device %d: device allocation of 0 bytes",
                                    (int)device->vendor_ordinal);
-    uform_status_t status = make_current(device);
+    scope_t scope;
+    uform_status_t status = enter(device, &scope);
     if (status != UFORM_STATUS_OK) return status;
-    CALL_(device, run.hipMalloc(pointer, bytes), "hipMalloc(%zu bytes)", bytes);
+    uform_hipError error = run.hipMalloc(pointer, bytes);
+    leave(&scope);
+    if (error != UFORM_HIP_SUCCESS) return fail(device, error, "hipMalloc(%zu bytes)", bytes);
     return UFORM_STATUS_OK;
 }
 
 /* hipFree synchronises the device before it frees, as hip_runtime_api.h documents. */
 static void device_free(uform__gpu_device_t *device, void *pointer) {
-    if (!pointer || make_current(device) != UFORM_STATUS_OK) return;
+    scope_t scope;
+    if (!pointer || enter(device, &scope) != UFORM_STATUS_OK) return;
     (void)run.hipFree(pointer);
+    leave(&scope);
 }
 
 static uform_status_t host_alloc(uform__gpu_device_t *device, size_t bytes, void **pointer) {
     *pointer = NULL;
     if (!bytes) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "HIP device %d: pinned allocation of 0 bytes",
                                    (int)device->vendor_ordinal);
-    uform_status_t status = make_current(device);
+    scope_t scope;
+    uform_status_t status = enter(device, &scope);
     if (status != UFORM_STATUS_OK) return status;
-    CALL_(device, run.hipHostMalloc(pointer, bytes, UFORM_HIP_HOST_MALLOC_PORTABLE),
-          "hipHostMalloc(%zu bytes, hipHostMallocPortable)", bytes);
+    uform_hipError error = run.hipHostMalloc(pointer, bytes, UFORM_HIP_HOST_MALLOC_PORTABLE);
+    leave(&scope);
+    if (error != UFORM_HIP_SUCCESS) return fail(device, error, "hipHostMalloc(%zu bytes, hipHostMallocPortable)", bytes);
     return UFORM_STATUS_OK;
 }
 
@@ -183,10 +246,12 @@ static bool host_is_pinned(uform__gpu_device_t *device, const void *host, size_t
 static uform_status_t copy_async(uform__gpu_device_t *device, void *destination, const void *source, size_t bytes,
                                  uform_hipMemcpyKind kind, const char *kind_name) {
     if (!bytes) return UFORM_STATUS_OK;
-    uform_status_t status = make_current(device);
+    scope_t scope;
+    uform_status_t status = enter(device, &scope);
     if (status != UFORM_STATUS_OK) return status;
-    CALL_(device, run.hipMemcpyAsync(destination, source, bytes, kind, (uform_hipStream)device->stream),
-          "hipMemcpyAsync(%zu bytes, %s)", bytes, kind_name);
+    uform_hipError error = run.hipMemcpyAsync(destination, source, bytes, kind, (uform_hipStream)device->stream);
+    leave(&scope);
+    if (error != UFORM_HIP_SUCCESS) return fail(device, error, "hipMemcpyAsync(%zu bytes, %s)", bytes, kind_name);
     return UFORM_STATUS_OK;
 }
 
@@ -204,10 +269,12 @@ static uform_status_t event_record(uform__gpu_device_t *device, size_t which) {
     if (which >= UFORM_STAGING_BUFFERS)
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "HIP device %d: no event %zu", (int)device->vendor_ordinal,
                            which);
-    uform_status_t status = make_current(device);
+    scope_t scope;
+    uform_status_t status = enter(device, &scope);
     if (status != UFORM_STATUS_OK) return status;
-    CALL_(device, run.hipEventRecord((uform_hipEvent)device->events[which], (uform_hipStream)device->stream),
-          "hipEventRecord(event %zu)", which);
+    uform_hipError error = run.hipEventRecord((uform_hipEvent)device->events[which], (uform_hipStream)device->stream);
+    leave(&scope);
+    if (error != UFORM_HIP_SUCCESS) return fail(device, error, "hipEventRecord(event %zu)", which);
     return UFORM_STATUS_OK;
 }
 

@@ -130,6 +130,23 @@ static void parse_multicast_fault(char *value, emulated_config_t *config, size_t
     config->multicast_faults[config->multicast_fault_count++] = fault;
 }
 
+/* `fault sticky=N[:<CUDA error>]`: the Nth stream operation faults its context with the error
+ * (a name the double knows or a number, not CUDA_SUCCESS), default CUDA_ERROR_ILLEGAL_ADDRESS. */
+static void parse_sticky_fault(char *value, emulated_config_t *config, size_t line) {
+    unsigned result = 700; /* CUDA_ERROR_ILLEGAL_ADDRESS */
+    char *error = strchr(value, ':');
+    if (error) {
+        *error++ = '\0';
+        long parsed = emulated_result_parse(error);
+        if (parsed <= 0) return refuse(config, line, "fault sticky=%s:%s is not a CUDA error", value, error);
+        result = (unsigned)parsed;
+    }
+    unsigned long n = 0;
+    if (!double_config_count(value, &n)) return refuse(config, line, "fault sticky=%s is not a positive count", value);
+    config->sticky_fault = n;
+    config->sticky_result = result;
+}
+
 static void parse_fault(char *rest, emulated_config_t *config, size_t line) {
     char *value = double_config_key_value(&rest);
     if (!value) return refuse(config, line, "fault '%s' is not key=value", rest);
@@ -142,12 +159,13 @@ static void parse_fault(char *rest, emulated_config_t *config, size_t line) {
         snprintf(config->missing[config->missing_count++], sizeof config->missing[0], "%s", value);
     } else if (strcmp(rest, "multicast") == 0) {
         parse_multicast_fault(value, config, line);
-    } else if (strcmp(rest, "alloc") == 0 || strcmp(rest, "sticky") == 0) {
+    } else if (strcmp(rest, "alloc") == 0) {
         unsigned long n = 0;
         if (!double_config_count(value, &n))
             return refuse(config, line, "fault %s=%s is not a positive count", rest, value);
-        if (rest[0] == 'a') config->alloc_fault = n;
-        else config->sticky_fault = n;
+        config->alloc_fault = n;
+    } else if (strcmp(rest, "sticky") == 0) {
+        parse_sticky_fault(value, config, line);
     } else {
         refuse(config, line, "unknown fault '%s'", rest);
     }

@@ -46,7 +46,8 @@ typedef struct emulated_config_t {
     size_t missing_count;           /* `fault missing=cuName`: hidden from cuGetProcAddress */
     char missing[EMULATED_MAX_MISSING][64];
     unsigned long alloc_fault;      /* `fault alloc=N`: the Nth cuMemAlloc answers OUT_OF_MEMORY (0: none) */
-    unsigned long sticky_fault;     /* `fault sticky=N`: the Nth stream operation sticky-faults its context */
+    unsigned long sticky_fault;     /* `fault sticky=N[:<error>]`: the Nth stream operation sticky-faults its context */
+    unsigned sticky_result;         /* ...with this error (default CUDA_ERROR_ILLEGAL_ADDRESS) */
     uint64_t link_bandwidth;        /* `link bandwidth=1G`: bytes per second of an async copy (0: unlimited) */
     size_t multicast_fault_count;   /* `fault multicast=<step>[@<ordinal>][:<CUDA error>]` */
     emulated_multicast_fault_t multicast_faults[EMULATED_MAX_MULTICAST_FAULTS];

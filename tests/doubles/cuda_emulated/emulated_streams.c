@@ -39,7 +39,7 @@ static void run_operation(emulated_stream_t *stream, operation_t *operation) {
     emulated_context_t *context = stream->context;
     if (operation->faults) {
         unsigned expected = 0;
-        atomic_compare_exchange_strong(&context->sticky, &expected, UFORM_CUDA_ERROR_ILLEGAL_ADDRESS);
+        atomic_compare_exchange_strong(&context->sticky, &expected, config.sticky_result);
     }
     if (atomic_load(&context->sticky)) return; /* a faulted context does no more work */
     switch (operation->kind) {
