@@ -221,8 +221,8 @@ uform_status_t uform__vram_drain(uform_executor_t *executor) {
     char cause[256] = "";
     for (size_t i = 0; i < vram->device_count; i++) {
         uform__gpu_device_t *device = &vram->devices[i];
-        uform_status_t status = device->backend->make_current(device);
-        if (status == UFORM_STATUS_OK) status = device->backend->stream_wait(device);
+        /* stream_wait makes the context current only while it waits: the caller's stays. */
+        uform_status_t status = device->backend->stream_wait(device);
         uform__vram_note_fault(executor, device);
         if (status != UFORM_STATUS_OK && first == UFORM_STATUS_OK) {
             first = UFORM_STATUS_DEVICE_FAULT;

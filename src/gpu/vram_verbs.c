@@ -238,12 +238,14 @@ static uform_status_t body_copy(uform_executor_t *executor, const uform__job_t *
     char *host = job->pointers[1];
     size_t bytes = job->n;
     if (!bytes) return report(executor, job, 0) ? UFORM_STATUS_OK : UFORM_STATUS_FORKED;
-    uform_status_t status = backend->make_current(device);
-    if (status == UFORM_STATUS_OK && backend->host_is_pinned(device, host, bytes)) {
+    /* No make_current: this runs on the caller's thread (or the leader's), and each backend
+     * operation makes the device's context current only for itself (gpu_backend.h). */
+    uform_status_t status = UFORM_STATUS_OK;
+    if (backend->host_is_pinned(device, host, bytes)) {
         /* Pinned or registered already: the DMA reads or writes it directly. */
         status = job->first == COPY_TO_DEVICE ? backend->copy_to_device_async(device, device_pointer, host, bytes)
                                               : backend->copy_to_host_async(device, host, device_pointer, bytes);
-    } else if (status == UFORM_STATUS_OK) {
+    } else {
         size_t chunk = executor->vram->chunk_bytes < bytes ? executor->vram->chunk_bytes : bytes;
         status = uform__vram_grow_staging(executor, device, UFORM_STAGING_BUFFERS * chunk, verb);
         if (status == UFORM_STATUS_OK)

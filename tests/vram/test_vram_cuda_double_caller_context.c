@@ -1,19 +1,13 @@
 /* The calling thread's current CUDA context is the caller's, not uform's: a caller that uses a
  * CUDA runtime on that thread (PyTorch, CuPy) keeps its device there. The verbs that run on the
  * caller's thread give it back as they found it: creating a VRAM executor, arenas made and freed
- * (device memory on both devices), and the close that the last reference's release runs (scratch
- * and pinned staging freed, streams destroyed, contexts released). With the caller's own context
+ * (device memory on both devices), synchronous copies to and from either device, drain, free, and
+ * the close that the last reference's release runs (scratch and pinned staging freed, streams
+ * destroyed, contexts released). With the caller's own context
  * current (device 0's primary context, made current by the test through the double; then device
  * 1's) and with none (NULL stays NULL). Only a device function runs with its device's context
  * current (vram.h), and the verbs it calls (scratch and staging growth, which wait and free)
- * leave it so.
- *
- * Not checked here yet: synchronous copies, drain, and uform_executor_free (which drains). The
- * backend operations they use give the context back, but the executor calls make_current before
- * them (body_copy in src/gpu/vram_verbs.c, uform__vram_drain in src/gpu/vram_executor.c), which
- * leaves the device's context current on the caller's thread: that call is the executor's to
- * drop. The test runs them all the same (they fill the staging and scratch the close frees) and
- * puts the caller's context back after each. */
+ * leave it so. */
 #include "vram_double.h"
 
 static const char config[] = "device cc=9.0 memory=64M\ndevice cc=9.0 memory=64M\n";
@@ -82,25 +76,25 @@ static void verbs_keep(uform_cuContext mine) {
     fill(host, BYTES, 7);
     memset(back, 0, BYTES);
     CHECK_OK(uform_executor_copy_to_device(executor, NULL, 1, on_one, host, BYTES));
-    CHECK_CU(cu.cuCtxSetCurrent(mine), UFORM_CUDA_SUCCESS); /* not checked yet: see above */
+    CHECK_CURRENT(mine, "uform_executor_copy_to_device (device 1)");
     CHECK_OK(uform_executor_copy_to_host(executor, NULL, back, 1, on_one, BYTES));
-    CHECK_CU(cu.cuCtxSetCurrent(mine), UFORM_CUDA_SUCCESS);
+    CHECK_CURRENT(mine, "uform_executor_copy_to_host (device 1)");
     CHECK_EQ_INT(first_mismatch(back, BYTES, 7), BYTES);
     /* And with device 0, whose context may be the caller's own. */
     CHECK_OK(uform_executor_copy_to_device(executor, NULL, 0, on_zero, host, BYTES));
-    CHECK_CU(cu.cuCtxSetCurrent(mine), UFORM_CUDA_SUCCESS);
+    CHECK_CURRENT(mine, "uform_executor_copy_to_device (device 0)");
 
     CHECK_OK(uform_executor_drain(executor, UFORM_MOOD_PARKED));
-    CHECK_CU(cu.cuCtxSetCurrent(mine), UFORM_CUDA_SUCCESS);
+    CHECK_CURRENT(mine, "uform_executor_drain");
 
     /* A device function runs with its device's context current (and may leave it so on the
      * thread that ran it, as vram.h says): the caller sets its own again after one. */
     CHECK_OK(uform_executor_for_devices(executor, NULL, grow_buffers, executor));
     CHECK_CU(cu.cuCtxSetCurrent(mine), UFORM_CUDA_SUCCESS);
 
-    /* uform_executor_free drains (see above), and leaves the executor to its last arena. */
+    /* uform_executor_free drains, and leaves the executor to its last arena. */
     CHECK_OK(uform_executor_free(executor));
-    CHECK_CU(cu.cuCtxSetCurrent(mine), UFORM_CUDA_SUCCESS);
+    CHECK_CURRENT(mine, "uform_executor_free");
     /* The last arena's free closes the executor: its scratch and staging freed on both devices
      * (device and pinned frees), then the streams, events and contexts. */
     uform_arena_free(arena);

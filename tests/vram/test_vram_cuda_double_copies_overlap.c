@@ -19,7 +19,13 @@ static void look(const uform__gpu_device_t *device, size_t chunk, size_t chunks,
     size_t neighbour = to_device ? chunk - 1 : chunk + 1;
     if ((to_device && chunk == 0) || (!to_device && chunk + 1 >= chunks)) return;
     atomic_fetch_add(&asked, 1);
+    /* A copy leaves no context of its own current between its driver calls: the hook makes the
+     * device's current for its query (the double asks for one), and gives the thread its own back. */
+    uform_cuContext previous = NULL;
+    CHECK_CU(cu.cuCtxGetCurrent(&previous), UFORM_CUDA_SUCCESS);
+    CHECK_CU(cu.cuCtxSetCurrent((uform_cuContext)device->native_context), UFORM_CUDA_SUCCESS);
     uform_cuResult result = cu.cuEventQuery((uform_cuEvent)device->events[neighbour % UFORM_STAGING_BUFFERS]);
+    CHECK_CU(cu.cuCtxSetCurrent(previous), UFORM_CUDA_SUCCESS);
     if (result == UFORM_CUDA_ERROR_NOT_READY) atomic_fetch_add(&in_flight, 1);
     else CHECK_CU(result, UFORM_CUDA_SUCCESS);
 }
