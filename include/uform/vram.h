@@ -18,7 +18,13 @@
  * verb, drain and new arena of that executor answers DEVICE_FAULT until it is freed (arenas
  * already made still allocate: that touches no device); free
  * still releases everything. In a fork()ed child every call answers FORKED and the driver is
- * never called.
+ * never called, including when a device function or a progress callback itself called fork():
+ * the child's call returns FORKED at once.
+ *
+ * The calling thread's current CUDA context (HIP: current device) is the caller's: a CUDA
+ * runtime on that thread (PyTorch, CuPy) keeps its device there. Every function here gives it
+ * back as it found it (NULL included), except that a device function runs with its device's
+ * context current and leaves it so (uform_executor_for_devices).
  */
 #ifndef UFORM_VRAM_H
 #define UFORM_VRAM_H
