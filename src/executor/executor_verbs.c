@@ -37,6 +37,12 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
         atomic_store(&executor->progress_done_sync, 0);
         job->done = &executor->progress_done_sync;
     }
+    /* A faulted VRAM executor answers before any callback runs, with the fault's own words
+     * (uform__run_job checks again for deferred calls). */
+    if (executor->vram && (status = uform__vram_fault(executor, verb)) != UFORM_STATUS_OK) {
+        uform__release_sync(executor);
+        return status;
+    }
     uform__membership_t membership;
     uform__membership_push(&membership, executor);
     status = uform__run_job(executor, job);

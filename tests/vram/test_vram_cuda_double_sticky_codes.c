@@ -39,9 +39,11 @@ static void run_scenario(const char *fault, const char *name) {
                  UFORM_STATUS_DEVICE_FAULT);
     CHECK_ERROR_NAMES(name);
     CHECK_ERROR_NAMES("stays so until freed");
-    /* ...and so is a verb that touches no device (its message is the generic "a callback
-     * returned DEVICE_FAULT", as in the faults test), and drain. */
+    /* ...and so is a verb that touches no device, with the fault's own words and its name, and
+     * drain. */
     CHECK_STATUS(uform_executor_for_n(executor, NULL, 4, nothing, NULL), UFORM_STATUS_DEVICE_FAULT);
+    CHECK_ERROR_NAMES(name);
+    CHECK_ERROR_NAMES("uform_executor_for_n");
     CHECK_STATUS(uform_executor_drain(executor, UFORM_MOOD_PARKED), UFORM_STATUS_DEVICE_FAULT);
     CHECK_ERROR_NAMES(name);
     CHECK_STATUS(uform_executor_copy_to_host(executor, NULL, host, 0, on_zero, sizeof host),
