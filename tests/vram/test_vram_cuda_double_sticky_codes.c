@@ -1,11 +1,13 @@
 /* Every error cuda.h says leaves the process inconsistent ("any further CUDA work will return the
- * same error") makes a VRAM executor faulted, not only CUDA_ERROR_ILLEGAL_ADDRESS (the faults
- * test): here CUDA_ERROR_INVALID_ADDRESS_SPACE (717) and CUDA_ERROR_EXTERNAL_DEVICE (911), which
+ * same error", or the process "must be terminated and relaunched") makes a VRAM executor
+ * faulted, not only CUDA_ERROR_ILLEGAL_ADDRESS (the faults test): here
+ * CUDA_ERROR_INVALID_ADDRESS_SPACE (717), CUDA_ERROR_EXTERNAL_DEVICE (911), CUDA_ERROR_CONTAINED
+ * (226), CUDA_ERROR_TENSOR_MEMORY_LEAK (721) and CUDA_ERROR_MPS_CLIENT_TERMINATED (810), which
  * the double's `fault sticky=N:<error>` reports instead. The verb that meets it answers
  * DEVICE_FAULT; so does every later one, a verb on the healthy device 1 and a host-only verb
- * included (only the executor's own sticky state answers those), and drain; the device verbs'
- * and drain's messages name the driver's error. The double reads its configuration once per process, so each code runs in
- * a child of its own. */
+ * included (only the executor's own sticky state answers those), and drain; every message names
+ * the driver's error. The double reads its configuration once per process, so each code runs
+ * in a child of its own. */
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,5 +74,8 @@ static void in_child(const char *fault, const char *name) {
 int main(void) {
     in_child("717", "CUDA_ERROR_INVALID_ADDRESS_SPACE");  /* by number */
     in_child("CUDA_ERROR_EXTERNAL_DEVICE", "CUDA_ERROR_EXTERNAL_DEVICE"); /* by name (911) */
+    in_child("226", "CUDA_ERROR_CONTAINED");
+    in_child("721", "CUDA_ERROR_TENSOR_MEMORY_LEAK");
+    in_child("810", "CUDA_ERROR_MPS_CLIENT_TERMINATED");
     TEST_DONE();
 }

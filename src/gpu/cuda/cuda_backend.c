@@ -36,7 +36,10 @@ static bool is_sticky(uform_cuResult result) {
     case UFORM_CUDA_ERROR_INVALID_ADDRESS_SPACE:
     case UFORM_CUDA_ERROR_INVALID_PC:
     case UFORM_CUDA_ERROR_LAUNCH_FAILED:
-    case UFORM_CUDA_ERROR_EXTERNAL_DEVICE: return true;
+    case UFORM_CUDA_ERROR_EXTERNAL_DEVICE:
+    case UFORM_CUDA_ERROR_CONTAINED:
+    case UFORM_CUDA_ERROR_TENSOR_MEMORY_LEAK:
+    case UFORM_CUDA_ERROR_MPS_CLIENT_TERMINATED: return true;
     default: return false;
     }
 }

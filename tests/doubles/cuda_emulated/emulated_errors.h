@@ -15,6 +15,7 @@
     X(CUDA_ERROR_INVALID_DEVICE, 101)                                                              \
     X(CUDA_ERROR_INVALID_CONTEXT, 201)                                                             \
     X(CUDA_ERROR_ECC_UNCORRECTABLE, 214)                                                           \
+    X(CUDA_ERROR_CONTAINED, 226)                                                                   \
     X(CUDA_ERROR_OPERATING_SYSTEM, 304)                                                            \
     X(CUDA_ERROR_INVALID_HANDLE, 400)                                                              \
     X(CUDA_ERROR_ILLEGAL_STATE, 401)                                                               \
@@ -32,10 +33,12 @@
     X(CUDA_ERROR_INVALID_ADDRESS_SPACE, 717)                                                       \
     X(CUDA_ERROR_INVALID_PC, 718)                                                                  \
     X(CUDA_ERROR_LAUNCH_FAILED, 719)                                                               \
+    X(CUDA_ERROR_TENSOR_MEMORY_LEAK, 721)                                                          \
     X(CUDA_ERROR_NOT_PERMITTED, 800)                                                               \
     X(CUDA_ERROR_NOT_SUPPORTED, 801)                                                               \
     X(CUDA_ERROR_SYSTEM_NOT_READY, 802)                                                            \
     X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)                                                      \
+    X(CUDA_ERROR_MPS_CLIENT_TERMINATED, 810)                                                       \
     X(CUDA_ERROR_EXTERNAL_DEVICE, 911)                                                             \
     X(CUDA_ERROR_UNKNOWN, 999)
 
