@@ -79,7 +79,11 @@ int main(void) {
     CHECK_STATUS(members[0].status, UFORM_STATUS_TIMEOUT);
     CHECK_MESSAGE(members[0], "index 1 never arrived");
     CHECK_STATUS(members[1].status, UFORM_STATUS_TIMEOUT);
-    CHECK_MESSAGE(members[1], "index 1 never arrived within 2 s (from index 0)");
+    /* Its verdict, or (when index 0 removed the roster between index 1's facts and its read, as
+     * a slow emulator lets happen) the run's end: TIMEOUT either way, never a wait of 60 s. */
+    if (!strstr(members[1].message, "index 1 never arrived within 2 s (from index 0)") &&
+        !strstr(members[1].message, "ended the run before this process took its verdict"))
+        TEST_FAIL_("index 1's message \"%s\" is neither the verdict nor the run's end", members[1].message);
     if (elapsed > 30) TEST_FAIL_("the run took %.1f s: index 1 waited out its timeout", elapsed);
     CHECK(job_gone("too-late"));
 
