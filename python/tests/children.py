@@ -18,6 +18,43 @@ TEST_TIMEOUT_SECONDS = float(os.environ.get("UFORM_TEST_TIMEOUT", "60"))
 CHILD_TIMEOUT_SECONDS = TEST_TIMEOUT_SECONDS * 0.75
 
 
+# Helpers every child script of the tests starts with (text, not a module: a child is a fresh
+# interpreter running `python -c`).
+CHILD_HELPERS = r'''
+import json, os, time
+
+def report(**answer):
+    print(json.dumps(answer))
+
+def failure(call):
+    """[exception class name, message] of what call() raised, or None."""
+    try:
+        call()
+    except BaseException as error:
+        return [type(error).__name__, str(error)]
+    return None
+
+def threads_named(prefix):
+    """The names of this process's threads that start with `prefix`, sorted."""
+    names = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/comm") as file:
+                names.append(file.read().strip())
+        except OSError:  # it ended meanwhile: ENOENT, or ESRCH once the task is a zombie
+            pass
+    return sorted(name for name in names if name.startswith(prefix))
+
+def threads_named_gone(prefix):
+    """threads_named(prefix) once they have left: a joined thread's /proc entry goes a moment after
+    the join returns (the join wakes when its tid is cleared, before its exit completes); up to 2 s."""
+    deadline = time.monotonic() + 2
+    while threads_named(prefix) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return threads_named(prefix)
+'''
+
+
 class ChildHung(AssertionError):
     """A child process ran past its bound; the message holds what it printed."""
 

@@ -15,40 +15,16 @@ import pytest
 
 import children
 
-PRELUDE = r"""
+PRELUDE = children.CHILD_HELPERS + r"""
 import gc, json, os, sys, weakref
 import uform
 from uform import Executor, Mesh, MeshOptions
 
-def report(**answer):
-    print(json.dumps(answer))
-
-def failure(call):
-    '''[exception class name, message] of what call() raised, or None.'''
-    try:
-        call()
-    except BaseException as error:
-        return [type(error).__name__, str(error)]
-    return None
-
 def ram_threads():
-    names = []
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/comm") as file:
-                names.append(file.read().strip())
-        except OSError:  # it ended meanwhile: ENOENT, or ESRCH once the task is a zombie
-            pass
-    return sorted(name for name in names if name.startswith("uform:ram:"))
+    return threads_named("uform:ram:")
 
 def ram_threads_gone():
-    '''ram_threads() once they have left: a joined thread's /proc entry goes a moment after the join
-    returns (the join wakes when its tid is cleared, before its exit completes); up to 2 s.'''
-    import time
-    deadline = time.monotonic() + 2
-    while ram_threads() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return ram_threads()
+    return threads_named_gone("uform:ram:")
 
 def described(mesh):
     d = mesh.describe()

@@ -18,7 +18,7 @@ TWO_DEVICES = "device memory=1G name=first\ndevice memory=1G name=second"
 THREE_DEVICES = TWO_DEVICES + "\ndevice memory=1G name=third"
 
 # Shared by every child: what it imports and how it reports.
-PRELUDE = r"""
+PRELUDE = children.CHILD_HELPERS + r"""
 import asyncio, ctypes, gc, json, os, sys
 import uform
 from uform import Arena, Executor
@@ -27,35 +27,11 @@ try:
 except ImportError:
     numpy = None
 
-def report(**answer):
-    print(json.dumps(answer))
-
-def failure(call):
-    '''[exception class name, message] of what call() raised, or None.'''
-    try:
-        call()
-    except BaseException as error:
-        return [type(error).__name__, str(error)]
-    return None
-
 def uform_threads():
-    names = []
-    for task in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{task}/comm") as file:
-                names.append(file.read().strip())
-        except OSError:  # it ended meanwhile: ENOENT, or ESRCH once the task is a zombie
-            pass
-    return sorted(name for name in names if name.startswith("uform:"))
+    return threads_named("uform:")
 
 def uform_threads_gone():
-    '''uform_threads() once they have left: a joined thread's /proc entry goes a moment after the join
-    returns (the join wakes when its tid is cleared, before its exit completes); up to 2 s.'''
-    import time
-    deadline = time.monotonic() + 2
-    while uform_threads() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return uform_threads()
+    return threads_named_gone("uform:")
 
 PATTERN = bytes(range(251)) * ((20 << 20) // 251 + 1)  # 251 is prime: no chunk repeats another
 """
