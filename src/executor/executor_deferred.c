@@ -93,7 +93,7 @@ void *uform__leader_main(void *argument) {
         uform_status_t status = uform__run_job(executor, &deferred->job);
         /* A callback fork()ed and this is the child: it has no caller to return to, and the
          * parent's waiters are in another process. End it, as executor.h documents. */
-        if (uform__fork_generation() != executor->fork_generation) _exit(UFORM_FORKED_CHILD_EXIT_);
+        if (uform__forked_since(executor->fork_generation)) _exit(UFORM_FORKED_CHILD_EXIT_);
 
         uform__release_leader(executor);
         pthread_mutex_lock(&executor->lock);
@@ -120,7 +120,7 @@ uform_status_t uform_deferred_poll(const uform_deferred_t *deferred) {
 /** Why waiting for this unfinished handle could never end, or OK. */
 static uform_status_t check_waitable(const uform_deferred_t *deferred, const char *verb) {
     if (atomic_load_explicit(&deferred->finished, memory_order_acquire)) return UFORM_STATUS_OK;
-    if (deferred->fork_generation != uform__fork_generation())
+    if (uform__forked_since(deferred->fork_generation))
         return uform__fail(UFORM_STATUS_FORKED, "%s: the call belongs to the parent process (before fork()); it never runs here", verb);
     if (deferred->executor && uform__thread_belongs_to(deferred->executor))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
@@ -165,7 +165,7 @@ uform_status_t uform_deferred_progress(const uform_deferred_t *deferred, size_t 
 void uform_deferred_free(uform_deferred_t *deferred) {
     if (!deferred) return;
     if (!atomic_load_explicit(&deferred->finished, memory_order_acquire)) {
-        if (deferred->fork_generation != uform__fork_generation()) {
+        if (uform__forked_since(deferred->fork_generation)) {
             uform__deallocate(deferred); /* the parent's leader holds the other reference, in another process */
             return;
         }

@@ -63,7 +63,7 @@ static void report_progress(const uform__job_t *job, uform__progress_state_t *st
 /** Around callbacks: did one fork()? Then this is the child, whose other threads are gone, and
  *  the call stops (FORKED recorded). */
 static inline bool check_not_forked(const share_env_t *env) {
-    if (env->executor && uform__fork_generation_installed() != env->executor->fork_generation) {
+    if (env->executor && uform__forked_since(env->executor->fork_generation)) {
         record_failure(env->failure, UFORM_STATUS_FORKED);
         return false;
     }
@@ -279,7 +279,7 @@ static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, 
 }
 
 static bool forked(const uform_executor_t *executor) {
-    return uform__fork_generation_installed() != executor->fork_generation;
+    return uform__forked_since(executor->fork_generation);
 }
 
 /** Waits until every worker's share of `generation` is done; FORKED in a fork()ed child. */

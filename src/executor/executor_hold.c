@@ -88,7 +88,7 @@ void uform__leave(const uform_executor_t *executor) { leave_with(executor, UFORM
 /** The checks every call makes once counted in (not before: until then free may release the
  *  executor, so counting in is the first touch). */
 static uform_status_t checks_once_entered(const uform_executor_t *executor, uint32_t hold, const char *verb) {
-    if (executor->fork_generation != uform__fork_generation_installed())
+    if (uform__forked_since(executor->fork_generation))
         /* Not left again: in a fork()ed child the mutex may be held by a thread that is gone. */
         return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do not "
                                                 "exist in this process",
@@ -115,7 +115,7 @@ uform_status_t uform__hold_sync(uform_executor_t *executor, const char *verb) {
     if (!(hold & UFORM_HOLD_FLAGS) && atomic_load_explicit(&executor->outstanding, memory_order_acquire) == 0 &&
         atomic_compare_exchange_strong(&executor->hold, &hold, hold + UFORM_HOLD_ENTERED + UFORM_HOLD_SYNC)) {
         /* Held (so no callback of this executor runs: nobody can belong to it), unless forked. */
-        if (executor->fork_generation != uform__fork_generation_installed())
+        if (uform__forked_since(executor->fork_generation))
             return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do "
                                                     "not exist in this process",
                                verb);

@@ -282,7 +282,7 @@ uform_status_t uform_executor_free(uform_executor_t *executor) {
     /* Counted in first, like any caller: a second free racing this one is one more thread to
      * wait for, and reads nothing before it is counted. */
     uform__enter(executor);
-    if (executor->fork_generation != uform__fork_generation()) {
+    if (uform__forked_since(executor->fork_generation)) {
         /* In a fork()ed child the threads are gone and the locks may be held by ghosts: release
          * memory only. */
         release_memory(executor);
@@ -326,7 +326,7 @@ void uform__executor_release(uform_executor_t *executor) {
  * fork()ed child nothing can free the executor under them, and leaving might take a mutex a
  * vanished thread holds: they only read. */
 static bool count_in(const uform_executor_t *executor) {
-    if (executor->fork_generation != uform__fork_generation_installed()) return false;
+    if (uform__forked_since(executor->fork_generation)) return false;
     uform__enter(executor);
     return true;
 }

@@ -47,7 +47,7 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
     uform__membership_push(&membership, executor);
     status = uform__run_job(executor, job);
     uform__membership_pop(&membership);
-    if (status == UFORM_STATUS_FORKED && uform__fork_generation() != executor->fork_generation)
+    if (status == UFORM_STATUS_FORKED && uform__forked_since(executor->fork_generation))
         /* A callback fork()ed and this is the child: its workers and any lock holder are gone,
          * so leave the executor as it is (freeing it here answers FORKED and releases memory). */
         return uform__fail(UFORM_STATUS_FORKED, "%s: a callback called fork(); this is the child, where the "

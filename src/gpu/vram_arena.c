@@ -48,7 +48,7 @@ uform_status_t uform__arena_new_on_devices(uform_executor_t *executor, size_t ca
 
 void uform__arena_free_on_devices(uform_arena_t *arena) {
     uform_executor_t *executor = arena->executor;
-    if (arena->fork_generation == uform__fork_generation()) {
+    if (!uform__forked_since(arena->fork_generation)) {
         uform__vram_t *vram = executor->vram;
         for (size_t i = 0; i < arena->device_count; i++)
             vram->devices[i].backend->device_free(&vram->devices[i], arena->device_bases[i]);

@@ -259,7 +259,7 @@ void uform__vram_release_memory(uform_executor_t *executor) {
 size_t uform_executor_devices(const uform_executor_t *executor) {
     if (!executor) return 0;
     /* Read-only after creation: no need to count in (free is the caller's race, as for threads). */
-    if (executor->fork_generation == uform__fork_generation_installed()) {
+    if (!uform__forked_since(executor->fork_generation)) {
         uform__enter(executor);
         size_t count = executor->vram ? executor->vram->device_count : 0;
         uform__leave(executor);
@@ -271,7 +271,7 @@ size_t uform_executor_devices(const uform_executor_t *executor) {
 uform_gpu_class_t uform_executor_gpu_class(const uform_executor_t *executor) {
     if (!executor) return UFORM_GPU_CLASS_NONE;
     /* Counted in, as uform_executor_devices: free waits for this read. */
-    bool count_in = executor->fork_generation == uform__fork_generation_installed();
+    bool count_in = !uform__forked_since(executor->fork_generation);
     if (count_in) uform__enter(executor);
     uform_gpu_class_t gpu_class = executor->vram ? executor->vram->gpu_class : UFORM_GPU_CLASS_NONE;
     if (count_in) uform__leave(executor);

@@ -69,7 +69,7 @@ static uform_status_t device_of_caller(uform_executor_t *executor, size_t device
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: call it from the device function running for device %zu (uform_executor_for_devices)",
                            verb, device);
-    if (executor->fork_generation != uform__fork_generation_installed())
+    if (uform__forked_since(executor->fork_generation))
         return uform__fail(UFORM_STATUS_FORKED, "%s: the executor was inherited across fork(); the driver is not "
                                                 "called in a child", verb);
     uform_status_t status = uform__vram_fault(executor, verb);

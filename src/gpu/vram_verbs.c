@@ -34,7 +34,7 @@ const uform__gpu_device_t *uform__vram_current_device(const uform_executor_t *ex
 /* True in a child of a fork() that a callback made: the driver's threads do not exist there,
  * so the verb stops at once and calls nothing of the driver's (vram.h's promise). */
 static bool forked_here(const uform_executor_t *executor) {
-    return uform__fork_generation_installed() != executor->fork_generation;
+    return uform__forked_since(executor->fork_generation);
 }
 
 /* Reports progress; false when the progress callback fork()ed and this is the child. */

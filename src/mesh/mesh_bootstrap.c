@@ -182,7 +182,7 @@ uform_status_t uform_mesh_communicator(const uform_mesh_t *mesh, size_t device, 
 void uform_mesh_free(uform_mesh_t *mesh) {
     if (!mesh) return;
     /* In a fork()ed child neither NCCL nor the driver is called: the host memory goes. */
-    if (mesh->fork_generation == uform__fork_generation()) {
+    if (!uform__forked_since(mesh->fork_generation)) {
         uform__nccl_communicators_destroy(&mesh->nccl);
         uform__executor_release(mesh->executor);
     }

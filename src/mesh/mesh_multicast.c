@@ -74,7 +74,7 @@ static const uform__vram_t *cuda_devices(uform_executor_t *executor, char *why, 
         explain(why, capacity, "not a VRAM executor: no GPU to multicast to");
         return NULL;
     }
-    if (executor->fork_generation != uform__fork_generation()) {
+    if (uform__forked_since(executor->fork_generation)) {
         explain(why, capacity, "in a fork()ed child, which must not call its parent's CUDA driver");
         return NULL;
     }

@@ -79,6 +79,12 @@ extern _Atomic uint32_t uform__fork_generation_value;
 static inline uint32_t uform__fork_generation_installed(void) {
     return __atomic_load_n((const uint32_t *)&uform__fork_generation_value, __ATOMIC_RELAXED);
 }
+/** True in a fork()ed child of the process that recorded `generation` (from
+ *  uform__fork_generation(), which installed the handler): the one fork check every object
+ *  uses. One relaxed load. */
+static inline bool uform__forked_since(uint32_t generation) {
+    return uform__fork_generation_installed() != generation;
+}
 
 /* ---- dynamic libraries ---- */
 void *uform__library_open(const char *path);

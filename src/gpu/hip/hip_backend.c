@@ -347,7 +347,7 @@ const uform__gpu_backend_t *uform__hip_backend(uform_status_t *status) {
         return NULL;
     }
     /* A child forked after the runtime loaded inherits none of its device state. */
-    if (hip->fork_generation != uform__fork_generation()) {
+    if (uform__forked_since(hip->fork_generation)) {
         *status = uform__fail(UFORM_STATUS_UNSUPPORTED,
                               "the HIP runtime was loaded before fork(): this child process cannot use it");
         return NULL;

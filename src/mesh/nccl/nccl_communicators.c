@@ -27,7 +27,7 @@ static uform_status_t nccl_devices(uform_executor_t *executor, const char *verb,
     if (!executor) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the executor is NULL", verb);
     if (!executor->vram)
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: NCCL needs a VRAM executor, not a RAM one", verb);
-    if (executor->fork_generation != uform__fork_generation())
+    if (uform__forked_since(executor->fork_generation))
         return uform__fail(UFORM_STATUS_FORKED, "%s: the executor was inherited across fork()", verb);
     uform__vram_t *vram = executor->vram;
     for (size_t d = 0; d < vram->device_count; d++)
