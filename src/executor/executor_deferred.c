@@ -3,17 +3,22 @@
  * a synchronous caller would. Handles are reference-counted between the caller and the
  * executor, so either may let go first. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "core/error.h"
-#include <stdio.h>
-
 #include "core/memory.h"
 #include "executor/executor_internal.h"
 
+static void deallocate_handle(uform_deferred_t *deferred) {
+    uform__deallocate(deferred->job.arguments);
+    uform__deallocate(deferred);
+}
+
 static void release_handle(uform_deferred_t *deferred) {
-    if (atomic_fetch_sub(&deferred->references, 1) == 1) uform__deallocate(deferred);
+    if (atomic_fetch_sub(&deferred->references, 1) == 1) deallocate_handle(deferred);
 }
 
 static void finish(uform_deferred_t *deferred, uform_status_t status) {
@@ -30,6 +35,16 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
     if (!deferred) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "deferred call handle");
     deferred->job = *job;
     deferred->job.done = &deferred->done;
+    deferred->job.arguments = NULL;
+    if (job->arguments_bytes) {
+        /* A BODY job's arguments live in the submitting frame: the handle keeps a copy. */
+        deferred->job.arguments = uform__allocate(job->arguments_bytes);
+        if (!deferred->job.arguments) {
+            uform__deallocate(deferred);
+            return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "deferred call arguments");
+        }
+        memcpy(deferred->job.arguments, job->arguments, job->arguments_bytes);
+    }
     deferred->executor = executor;
     deferred->fork_generation = uform__fork_generation();
     atomic_init(&deferred->references, 2);
@@ -43,7 +58,7 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
     /* Counted in until the mutex is released: a free racing this submission waits for it. */
     uform_status_t entered = uform__enter_call(executor, "deferred call");
     if (entered != UFORM_STATUS_OK) {
-        uform__deallocate(deferred);
+        deallocate_handle(deferred);
         return entered;
     }
     if (deferred->job.kind == UFORM_JOB_FOR_THREADS) deferred->job.n = deferred->job.total = executor->threads;
@@ -51,14 +66,14 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
     if (atomic_load(&executor->hold) & UFORM_HOLD_CLOSING) {
         pthread_mutex_unlock(&executor->lock);
         uform__leave(executor);
-        uform__deallocate(deferred);
+        deallocate_handle(deferred);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "the executor is being freed by another thread");
     }
     if (executor->queue_count == executor->deferred_limit) {
         size_t limit = executor->deferred_limit;
         pthread_mutex_unlock(&executor->lock);
         uform__leave(executor);
-        uform__deallocate(deferred);
+        deallocate_handle(deferred);
         return uform__fail(UFORM_STATUS_CONTENDED,
                            "the executor's deferred table is full (%zu calls queued or running)", limit);
     }
@@ -118,13 +133,13 @@ uform_status_t uform_deferred_poll(const uform_deferred_t *deferred) {
 }
 
 /** Why waiting for this unfinished handle could never end, or OK. */
-static uform_status_t check_waitable(const uform_deferred_t *deferred, const char *verb) {
+static uform_status_t check_waitable(const uform_deferred_t *deferred, const char *caller) {
     if (atomic_load_explicit(&deferred->finished, memory_order_acquire)) return UFORM_STATUS_OK;
     if (uform__forked_since(deferred->fork_generation))
-        return uform__fail(UFORM_STATUS_FORKED, "%s: the call belongs to the parent process (before fork()); it never runs here", verb);
+        return uform__fail(UFORM_STATUS_FORKED, "%s: the call belongs to the parent process (before fork()); it never runs here", caller);
     if (deferred->executor && uform__thread_belongs_to(deferred->executor))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: waiting from a callback of the executor that must run the call would never end", verb);
+                           "%s: waiting from a callback of the executor that must run the call would never end", caller);
     return UFORM_STATUS_OK;
 }
 
@@ -166,7 +181,7 @@ void uform_deferred_free(uform_deferred_t *deferred) {
     if (!deferred) return;
     if (!atomic_load_explicit(&deferred->finished, memory_order_acquire)) {
         if (uform__forked_since(deferred->fork_generation)) {
-            uform__deallocate(deferred); /* the parent's leader holds the other reference, in another process */
+            deallocate_handle(deferred); /* the parent's leader holds the other reference, in another process */
             return;
         }
         if (deferred->executor && uform__thread_belongs_to(deferred->executor)) {

@@ -190,17 +190,15 @@ uform_status_t uform__run_inline(const uform__job_t *job_in, size_t threads) {
  * worker's core), that thread runs soon instead of after a time slice. Back-to-back calls land
  * well inside the first, pure-pause burst. The gap between yields doubles while nothing
  * happens, up to 64 us: a yield is a syscall (about a microsecond on a VM) during which the
- * spinner cannot see the next call, so a long-idle SPINNING worker that yielded every
- * microsecond woke in 2.5-8.5 us instead of well under one. */
+ * spinner cannot see the next call, so a long-idle SPINNING worker yields rarely. */
 #define UFORM_PURE_SPIN_NS 4000u
 #define UFORM_YIELD_FIRST_GAP_NS 1000u
 #define UFORM_YIELD_MAX_GAP_NS 64000u
 
 /** How a spinner treats its core: alone on it; sharing it with another executor's threads
- *  (yield every microsecond once the pure spin is over, never stretching the gap); or
- *  oversubscribed (more threads than cores in this executor: yield on every turn). Measured on
- *  2 vCPUs with 2 and 4 executors of 2 threads: yielding on every turn when merely sharing took
- *  throughput from 0.76-0.87 of one executor down to 0.40-0.47. */
+ *  (yield every microsecond once the pure spin is over, never stretching the gap: the threads
+ *  sharing a core are each other's work, and yielding on every turn would starve them of it);
+ *  or oversubscribed (more threads than cores in this executor: yield on every turn). */
 typedef enum core_use_t { CORE_ALONE, CORE_SHARED, CORE_OVERSUBSCRIBED } core_use_t;
 
 /** Spins until `(*word == value) == until_equal`, for at most `budget_ns` (unbounded while
@@ -306,9 +304,9 @@ static uform_status_t join_workers(uform_executor_t *executor, const share_env_t
         uint32_t word = atomic_load(&executor->join_word);
         /* An exchange, not a store: the Dekker pair needs this write ordered before the load of
          * `done` below. C11 promises that for seq_cst store-then-load too, but an exchange also
-         * holds where a store-release and a load-acquire are not kept in order (qemu-aarch64 7.2
-         * on x86 hosts deadlocked test_executor_steal_race in about 1 run in 4 before); on x86
-         * it is the same xchg the seq_cst store compiles to. */
+         * holds under emulators that do not keep a store-release and a later load-acquire in
+         * order (qemu-aarch64 user mode); on x86 it is the same xchg the seq_cst store compiles
+         * to. */
         atomic_exchange(&executor->joiner_sleeping, 1);
         bool pending = atomic_load(&executor->workers[next].done) != generation;
         if (pending) uform__futex_wait((const uint32_t *)&executor->join_word, word, -1);
@@ -439,8 +437,8 @@ void *uform__worker_main(void *argument) {
 }
 
 uform_status_t uform__run_job(uform_executor_t *executor, const uform__job_t *job) {
-    if (executor->vram) {
-        uform_status_t status = uform__vram_fault(executor, "uform_executor");
+    if (executor->ops) {
+        uform_status_t status = executor->ops->fault(executor, "uform_executor");
         if (status != UFORM_STATUS_OK) return status;
     }
     if (job->kind == UFORM_JOB_BODY) return job->body(executor, job);

@@ -5,13 +5,13 @@
 #include "executor/executor_internal.h"
 
 uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *call, uform__job_t *job,
-                          const char *verb) {
+                          const char *caller) {
     if (call && call->struct_size >= sizeof(uform_call_t) && call->deferred) *call->deferred = NULL;
     if (!job->function && !job->body)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the callback is NULL", verb);
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the callback is NULL", caller);
     if (call && call->struct_size < sizeof(uform_call_t))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: call->struct_size is %zu, expected %zu (initialise with UFORM_CALL_INIT)", verb,
+                           "%s: call->struct_size is %zu, expected %zu (initialise with UFORM_CALL_INIT)", caller,
                            call->struct_size, sizeof(uform_call_t));
     bool deferred = call && call->deferred;
     if (call) {
@@ -26,20 +26,20 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
         if (job->progress) job->done = &done;
         uform_status_t status = uform__run_inline(job, 1);
         if (status != UFORM_STATUS_OK)
-            uform__fail(status, "%s: a callback returned %s", verb, uform_status_name(status));
+            uform__fail(status, "%s: a callback returned %s", caller, uform_status_name(status));
         return status;
     }
     /* Holding also counts this thread in: free waits for it until the release below. */
-    uform_status_t status = uform__hold_sync(executor, verb);
+    uform_status_t status = uform__hold_sync(executor, caller);
     if (status != UFORM_STATUS_OK) return status;
     if (job->kind == UFORM_JOB_FOR_THREADS) job->n = job->total = executor->threads; /* read once counted in */
     if (job->progress) {
         atomic_store(&executor->progress_done_sync, 0);
         job->done = &executor->progress_done_sync;
     }
-    /* A faulted VRAM executor answers before any callback runs, with the fault's own words
-     * (uform__run_job checks again for deferred calls). */
-    if (executor->vram && (status = uform__vram_fault(executor, verb)) != UFORM_STATUS_OK) {
+    /* A faulted layer (a device executor's GPU) answers before any callback runs, with the
+     * fault's own words (uform__run_job checks again for deferred calls). */
+    if (executor->ops && (status = executor->ops->fault(executor, caller)) != UFORM_STATUS_OK) {
         uform__release_sync(executor);
         return status;
     }
@@ -52,10 +52,10 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
          * so leave the executor as it is (freeing it here answers FORKED and releases memory). */
         return uform__fail(UFORM_STATUS_FORKED, "%s: a callback called fork(); this is the child, where the "
                                                 "executor's threads do not exist",
-                           verb);
+                           caller);
     uform__release_sync(executor);
     if (status != UFORM_STATUS_OK && job->kind != UFORM_JOB_BODY)
-        uform__fail(status, "%s: a callback returned %s", verb, uform_status_name(status));
+        uform__fail(status, "%s: a callback returned %s", caller, uform_status_name(status));
     return status;
 }
 
