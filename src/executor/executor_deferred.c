@@ -24,7 +24,7 @@ static void release_handle(uform_deferred_t *deferred) {
 static void finish(uform_deferred_t *deferred, uform_status_t status) {
     deferred->status = status;
     /* The running thread's own message, set during this call (cleared before it): the driver's
-     * error name of a GPU call, the verb's words otherwise. */
+     * error name of a GPU call, the first failing callback's words, or the cancel's. */
     if (status != UFORM_STATUS_OK) snprintf(deferred->message, sizeof deferred->message, "%s", uform_last_error());
     atomic_store_explicit(&deferred->finished, 1, memory_order_release);
     uform__futex_wake((const uint32_t *)&deferred->finished, -1);
@@ -35,6 +35,7 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
     if (!deferred) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "deferred call handle");
     deferred->job = *job;
     deferred->job.done = &deferred->done;
+    deferred->job.cancel_handle = &deferred->cancelled;
     deferred->job.arguments = NULL;
     if (job->arguments_bytes) {
         /* A BODY job's arguments live in the submitting frame: the handle keeps a copy. */
@@ -51,7 +52,12 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
     if (!executor) {
         /* The NULL executor owns no threads: the call runs now, and the handle is finished. */
         atomic_store(&deferred->references, 1);
-        finish(deferred, uform__run_inline(&deferred->job, 1));
+        atomic_store(&deferred->state, UFORM_DEFERRED_RUNNING);
+        uform__fail(UFORM_STATUS_OK, "%s", ""); /* this call's message only */
+        uform_status_t status = uform__job_cancelled(&deferred->job)
+                                    ? uform__fail(UFORM_STATUS_INTERRUPTED, "cancelled before it started")
+                                    : uform__run_inline(&deferred->job, 1);
+        finish(deferred, status);
         *out = deferred;
         return UFORM_STATUS_OK;
     }
@@ -101,23 +107,31 @@ void *uform__leader_main(void *argument) {
             pthread_cond_wait(&executor->queued, &executor->lock);
         if (!executor->queue_count) break; /* stopping, queue empty */
         uform_deferred_t *deferred = executor->queue[executor->queue_head];
-        uform__hold_leader_locked(executor, deferred->sequence);
-        pthread_mutex_unlock(&executor->lock);
+        /* A call cancelled while queued was finished by its cancel: only its slot is left. */
+        uint32_t queued = UFORM_DEFERRED_QUEUED;
+        bool runs = atomic_compare_exchange_strong(&deferred->state, &queued, UFORM_DEFERRED_RUNNING);
+        uform_status_t status = UFORM_STATUS_OK;
+        if (runs) {
+            uform__hold_leader_locked(executor, deferred->sequence);
+            pthread_mutex_unlock(&executor->lock);
 
-        uform__fail(UFORM_STATUS_OK, "%s", ""); /* this call's message only */
-        uform_status_t status = uform__run_job(executor, &deferred->job);
-        /* A callback fork()ed and this is the child: it has no caller to return to, and the
-         * parent's waiters are in another process. End it, as executor.h documents. */
-        if (uform__forked_since(executor->fork_generation)) _exit(UFORM_FORKED_CHILD_EXIT_);
+            uform__fail(UFORM_STATUS_OK, "%s", ""); /* this call's message only */
+            status = uform__run_job(executor, &deferred->job);
+            /* A callback fork()ed and this is the child: it has no caller to return to, and the
+             * parent's waiters are in another process. End it, as executor.h documents. */
+            if (uform__forked_since(executor->fork_generation)) _exit(UFORM_FORKED_CHILD_EXIT_);
+            if (status == UFORM_STATUS_INTERRUPTED && uform__job_cancelled(&deferred->job))
+                uform__fail(status, "deferred call cancelled; tasks not yet started did not run");
 
-        uform__release_leader(executor);
-        pthread_mutex_lock(&executor->lock);
+            uform__release_leader(executor);
+            pthread_mutex_lock(&executor->lock);
+        }
         /* The slot stays taken until the call finishes: the table bounds calls in flight. */
         executor->queue_head = (executor->queue_head + 1) % executor->deferred_limit;
         executor->queue_count--;
         executor->completed++;
         atomic_fetch_sub(&executor->outstanding, 1);
-        finish(deferred, status);
+        if (runs) finish(deferred, status);
         release_handle(deferred);
         pthread_cond_broadcast(&executor->changed);
     }
@@ -168,6 +182,27 @@ uform_status_t uform_deferred_wait(uform_deferred_t *deferred, double timeout_se
         uform__fail(status, "deferred call failed: %s", deferred->message[0] ? deferred->message
                                                                              : uform_status_message(status));
     return status;
+}
+
+uform_status_t uform_deferred_cancel(uform_deferred_t *deferred) {
+    if (!deferred) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_deferred_cancel: handle is NULL");
+    if (atomic_load_explicit(&deferred->finished, memory_order_acquire)) return UFORM_STATUS_OK; /* it stands */
+    if (uform__forked_since(deferred->fork_generation))
+        return uform__fail(UFORM_STATUS_FORKED,
+                           "uform_deferred_cancel: the call belongs to the parent process (before fork())");
+    /* Running: its threads stop taking tasks. Queued: whoever moves it out of QUEUED first
+     * decides, so the leader never starts a call its cancel has finished. */
+    atomic_store(&deferred->cancelled, 1);
+    uint32_t queued = UFORM_DEFERRED_QUEUED;
+    if (atomic_compare_exchange_strong(&deferred->state, &queued, UFORM_DEFERRED_CANCELLED)) {
+        /* The message goes through this thread's last error, which the caller did not ask for. */
+        char kept[UFORM_FAILURE_MESSAGE_];
+        snprintf(kept, sizeof kept, "%s", uform_last_error());
+        uform__fail(UFORM_STATUS_INTERRUPTED, "deferred call cancelled before it started");
+        finish(deferred, UFORM_STATUS_INTERRUPTED);
+        uform__fail(UFORM_STATUS_OK, "%s", kept);
+    }
+    return UFORM_STATUS_OK;
 }
 
 uform_status_t uform_deferred_progress(const uform_deferred_t *deferred, size_t *done, size_t *total) {

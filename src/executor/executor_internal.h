@@ -20,6 +20,7 @@
 #include "uform.h"
 
 #define UFORM_LINE_ 128
+#define UFORM_FAILURE_MESSAGE_ 256
 
 typedef struct uform__worker_t {
     /* The generation whose share was taken, by the worker or by the forking thread stealing it
@@ -40,10 +41,16 @@ typedef struct uform__worker_t {
     size_t scratch_bytes;
 } uform__worker_t;
 
+/** A deferred call's state: the leader moves QUEUED to RUNNING when it takes the call, a cancel
+ *  moves QUEUED to CANCELLED (and finishes the handle itself); whoever moves it first wins. */
+enum { UFORM_DEFERRED_QUEUED = 0, UFORM_DEFERRED_RUNNING, UFORM_DEFERRED_CANCELLED };
+
 struct uform_deferred_t {
     const struct uform_executor_t *executor; /* to refuse waits from its own callbacks */
     uint32_t fork_generation;                /* to refuse waits in a fork()ed child */
     _Atomic uint32_t finished; /* futex word: 0 running or queued, 1 finished */
+    _Atomic uint32_t state;    /* UFORM_DEFERRED_* */
+    _Atomic uint32_t cancelled; /* uform_deferred_cancel was called: the job's cancel_handle */
     _Atomic uint32_t references; /* the caller's and the executor's */
     uform_status_t status;
     uform__job_t job;
@@ -94,6 +101,7 @@ struct uform_executor_t {
     _Atomic uint32_t join_word;
     alignas(UFORM_LINE_) _Atomic size_t dynamic_next; /* touched only by dynamic jobs */
     alignas(UFORM_LINE_) _Atomic uint32_t failure;   /* first non-OK status; written only on failure */
+    char failure_message[UFORM_FAILURE_MESSAGE_];     /* its callback's words; written by the first failure */
     alignas(UFORM_LINE_) uform__progress_state_t progress;
     alignas(UFORM_LINE_) _Atomic uint32_t hold;
     _Atomic size_t outstanding; /* queued + running deferred calls: read with `hold` on every call */

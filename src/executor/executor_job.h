@@ -45,7 +45,31 @@ typedef struct uform__job_t {
     uform__job_body_t body;
     void *arguments;
     size_t arguments_bytes;
+    /* Cancelled once either is nonzero: the caller's flag (uform_call_t.cancel) and, for a
+     * deferred call, its handle's (uform_deferred_cancel). NULL: not watched. */
+    const volatile int *cancel;
+    const _Atomic uint32_t *cancel_handle;
 } uform__job_t;
+
+/** Whether the job was cancelled: read where a thread takes work (a task, a share, a chunk).
+ *  The caller's flag is a plain int it may set from a signal handler: read it atomically. */
+static inline bool uform__job_cancelled(const uform__job_t *job) {
+    if (job->cancel && __atomic_load_n(job->cancel, __ATOMIC_RELAXED)) return true;
+    return job->cancel_handle && atomic_load_explicit(job->cancel_handle, memory_order_relaxed);
+}
+
+/** The size of uform_call_t before `cancel`: callers built against it pass this struct_size. */
+#define UFORM_CALL_SIZE_BEFORE_CANCEL_ offsetof(uform_call_t, cancel)
+
+/** The call's cancel flag, or NULL (no call, or the layout without the field). */
+static inline const volatile int *uform__call_cancel(const uform_call_t *call) {
+    return call && call->struct_size >= sizeof(uform_call_t) ? call->cancel : NULL;
+}
+
+/** Clears the call's deferred output first, so it is NULL on every failure (executor.h). */
+static inline void uform__call_clear_deferred(const uform_call_t *call) {
+    if (call && call->struct_size >= UFORM_CALL_SIZE_BEFORE_CANCEL_ && call->deferred) *call->deferred = NULL;
+}
 
 /** Serialises progress reports so they arrive one at a time and never go backwards. */
 typedef struct uform__progress_state_t {

@@ -1,15 +1,30 @@
 /* The public verbs: validate, build a job, and run it synchronously (fork-join on the caller)
  * or queue it (deferred). All four verbs share one path so contention, fork and re-entrancy
  * rules can't differ between them. */
+#include <stdio.h>
+
 #include "core/error.h"
 #include "executor/executor_internal.h"
 
+/** A call's status in the caller's words: cancelled, or the first failing callback's own message
+ *  (left as the thread's last error by the fork-join), else which status it returned. */
+static uform_status_t call_failed(const uform__job_t *job, uform_status_t status, const char *caller) {
+    if (status == UFORM_STATUS_OK) return status;
+    if (status == UFORM_STATUS_INTERRUPTED && uform__job_cancelled(job))
+        return uform__fail(status, "%s: cancelled; tasks not yet started did not run", caller);
+    char message[UFORM_FAILURE_MESSAGE_];
+    snprintf(message, sizeof message, "%s", uform_last_error());
+    if (!message[0]) return uform__fail(status, "%s: a callback returned %s", caller, uform_status_name(status));
+    return uform__fail(status, "%s: a callback returned %s: %s", caller, uform_status_name(status), message);
+}
+
 uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *call, uform__job_t *job,
                           const char *caller) {
-    if (call && call->struct_size >= sizeof(uform_call_t) && call->deferred) *call->deferred = NULL;
+    uform__call_clear_deferred(call);
     if (!job->function && !job->body)
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the callback is NULL", caller);
-    if (call && call->struct_size < sizeof(uform_call_t))
+    /* The layout before `cancel` is still read, without it. */
+    if (call && call->struct_size < UFORM_CALL_SIZE_BEFORE_CANCEL_)
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: call->struct_size is %zu, expected %zu (initialise with UFORM_CALL_INIT)", caller,
                            call->struct_size, sizeof(uform_call_t));
@@ -17,6 +32,7 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
     if (call) {
         job->progress = call->progress;
         job->progress_context = call->progress_context;
+        job->cancel = uform__call_cancel(call);
     }
     /* Reports come at most ~256 times a call, and per task for small calls. */
     job->progress_step = job->total / 256 ? job->total / 256 : 1; /* FOR_THREADS: 1, each thread reports */
@@ -24,10 +40,8 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
     if (!executor) {
         _Atomic size_t done = 0;
         if (job->progress) job->done = &done;
-        uform_status_t status = uform__run_inline(job, 1);
-        if (status != UFORM_STATUS_OK)
-            uform__fail(status, "%s: a callback returned %s", caller, uform_status_name(status));
-        return status;
+        if (uform__job_cancelled(job)) return call_failed(job, UFORM_STATUS_INTERRUPTED, caller);
+        return call_failed(job, uform__run_inline(job, 1), caller);
     }
     /* Holding also counts this thread in: free waits for it until the release below. */
     uform_status_t status = uform__hold_sync(executor, caller);
@@ -54,9 +68,7 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
                                                 "executor's threads do not exist",
                            caller);
     uform__release_sync(executor);
-    if (status != UFORM_STATUS_OK && job->kind != UFORM_JOB_BODY)
-        uform__fail(status, "%s: a callback returned %s", caller, uform_status_name(status));
-    return status;
+    return job->kind == UFORM_JOB_BODY ? status : call_failed(job, status, caller);
 }
 
 uform_status_t uform_executor_for_n(uform_executor_t *executor, const uform_call_t *call, size_t n, uform_task_t task,
