@@ -1,7 +1,7 @@
 //! The README's Rust example, compiled and run by `cargo test` so it cannot drift.
 use uform::*;
 
-fn main() -> Result<()> {
+pub fn main() -> Result<()> {
     let threads = Executor::for_ram(&[], None, 0, 0)?; // zero takes 7/8 of the cores
     let sum = std::sync::atomic::AtomicUsize::new(0);
     On::new(&threads).for_n(100, |task, _thread| {
