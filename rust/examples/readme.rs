@@ -9,7 +9,11 @@ pub fn main() -> Result<()> {
     })?;
     let mut pending = On::new(&threads)
         .deferred()
-        .progress(|done, total| println!("{done}/{total}"))
+        .progress(|done, total| {
+            if done == total {
+                println!("{done}/{total}"); // reports arrive as tasks finish, the last one complete
+            }
+        })
         .for_n_dynamic(1000, |_task, _thread| {})?; // closures owned by the handle
     pending.wait(None)?;
     threads.drain(Mood::Parked)?;
