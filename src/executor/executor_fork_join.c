@@ -219,7 +219,8 @@ uform_status_t uform__run_inline(const uform__job_t *job_in, size_t threads) {
     _Atomic uint32_t failure = UFORM_STATUS_OK;
     _Atomic size_t next = job.first + 1;
     uform__progress_state_t progress = {0, 0};
-    char message[UFORM_FAILURE_MESSAGE_] = "";
+    char message[UFORM_FAILURE_MESSAGE_];
+    message[0] = 0; /* not the whole buffer: this runs on every inline call */
     share_env_t env = {&job, 1, &failure, &next, &progress, NULL, message};
     run_share(&env, 0);
     return finish_call(&job, &progress, (uform_status_t)atomic_load(&failure), message);
