@@ -145,6 +145,8 @@ pub struct uform_call_t {
     pub deferred: *mut *mut uform_deferred_t,
     pub progress: uform_progress_t,
     pub progress_context: *mut c_void,
+    /// Non-null: the call is cancelled once `*cancel` becomes nonzero (`executor.h`).
+    pub cancel: *const c_int,
 }
 
 impl uform_call_t {
@@ -154,6 +156,7 @@ impl uform_call_t {
         deferred: std::ptr::null_mut(),
         progress: None,
         progress_context: std::ptr::null_mut(),
+        cancel: std::ptr::null(),
     };
 }
 
@@ -333,7 +336,7 @@ const _: () = {
     assert!(std::mem::align_of::<uform_gpu_device_t>() == 8);
     assert!(std::mem::size_of::<uform_mesh_options_t>() == 56);
     assert!(std::mem::size_of::<uform_mesh_description_t>() == 48);
-    assert!(std::mem::size_of::<uform_call_t>() == 32);
+    assert!(std::mem::size_of::<uform_call_t>() == 40);
     assert!(std::mem::size_of::<uform_device_slot_t>() == 48);
 };
 
@@ -440,7 +443,7 @@ mod layout {
             multimem_tier,
             gpu_class,
         });
-        check_struct!(uform_call_t { struct_size, deferred, progress, progress_context });
+        check_struct!(uform_call_t { struct_size, deferred, progress, progress_context, cancel });
         check_struct!(uform_device_slot_t { device, ordinal, vendor, native_device, native_context, stream, thread });
     }
 
