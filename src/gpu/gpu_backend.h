@@ -79,6 +79,16 @@ typedef struct uform__gpu_backend_t {
     uform_status_t (*event_wait)(uform__gpu_device_t *device, size_t which);
     /** Waits for everything queued on the stream. */
     uform_status_t (*stream_wait)(uform__gpu_device_t *device);
+    /* Optional (NULL where the vendor has no multicast: one-GPU NVLink domains). Called by
+     * gpu_multicast.c with `count` devices all of this backend, opened by this process. Neither
+     * is a status: both leave uform_last_error() as they found it. */
+    /** How many of the devices form one NVLink domain: those that support multicast and can all
+     *  access each other as peers; 1 when fewer than two do. */
+    size_t (*multimem_extent)(const uform__gpu_device_t *devices, size_t count);
+    /** Creates a multicast object over the devices, adds each, binds physical memory of each,
+     *  releases everything: true only when every step succeeded; else the first failure in
+     *  `why` (`capacity` bytes, may be NULL). */
+    bool (*multicast_probe)(const uform__gpu_device_t *devices, size_t count, char *why, size_t capacity);
 } uform__gpu_backend_t;
 
 /** The CUDA backend (src/gpu/cuda/cuda_backend.c): NULL when the driver lacks an execution entry

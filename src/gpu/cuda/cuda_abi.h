@@ -209,10 +209,11 @@ typedef uform_cuResult (*uform_cuLaunchHostFunc_t)(uform_cuStream stream, uform_
     X(cuEventQuery, "cuEventQuery", 2000, "cuEventQuery", uform_cuEventQuery_t)
 
 /*
- * Multicast (NVSwitch multimem): the probe of src/mesh/mesh_multicast.c. Optional, each entry
- * point resolved on its own through uform__cuda_resolve, so a driver without them still runs
- * VRAM executors; neither the discovery loader nor the execution binding touches this list.
- * Same X row shape as above; none of these names has a versioned symbol in cuda.h.
+ * Multicast (NVSwitch multimem): the probe of src/gpu/cuda/cuda_multicast.c. One table of
+ * optional entries (a driver without them still runs VRAM executors), bound apart from the
+ * discovery and execution tables; cuDeviceCanAccessPeer, which the NVLink domain needs without
+ * the rest, comes last. Same X row shape as above; none of these names has a versioned symbol in
+ * cuda.h.
  */
 enum {
     UFORM_CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED = 132
@@ -297,8 +298,6 @@ typedef UFORM_CU_MULTICAST_GET_GRANULARITY_SIGNATURE(uform_cuMulticastGetGranula
 /* Versions: cuDeviceCanAccessPeer appeared in CUDA 4.0, the virtual memory management calls
  * (cuMemCreate, cuMemRelease) in 10.2, the multicast objects in 12.1. */
 #define UFORM_CUDA_MULTICAST_ENTRY_POINTS(X)                                                      \
-    X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", 4000, "cuDeviceCanAccessPeer",               \
-      uform_cuDeviceCanAccessPeer_t)                                                               \
     X(cuMemCreate, "cuMemCreate", 10020, "cuMemCreate", uform_cuMemCreate_t)                         \
     X(cuMemRelease, "cuMemRelease", 10020, "cuMemRelease", uform_cuMemRelease_t)                     \
     X(cuMulticastGetGranularity, "cuMulticastGetGranularity", 12010, "cuMulticastGetGranularity",  \
@@ -307,6 +306,8 @@ typedef UFORM_CU_MULTICAST_GET_GRANULARITY_SIGNATURE(uform_cuMulticastGetGranula
     X(cuMulticastAddDevice, "cuMulticastAddDevice", 12010, "cuMulticastAddDevice",                 \
       uform_cuMulticastAddDevice_t)                                                                \
     X(cuMulticastBindMem, "cuMulticastBindMem", 12010, "cuMulticastBindMem", uform_cuMulticastBindMem_t) \
-    X(cuMulticastUnbind, "cuMulticastUnbind", 12010, "cuMulticastUnbind", uform_cuMulticastUnbind_t)
+    X(cuMulticastUnbind, "cuMulticastUnbind", 12010, "cuMulticastUnbind", uform_cuMulticastUnbind_t) \
+    X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", 4000, "cuDeviceCanAccessPeer",               \
+      uform_cuDeviceCanAccessPeer_t)
 
 #endif

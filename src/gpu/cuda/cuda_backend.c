@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "gpu/cuda/cuda_loader.h"
+#include "gpu/cuda/cuda_multicast.h"
 #include "gpu/gpu_backend.h"
 
 /* Set by uform__cuda_backend (the same values by every thread: the loader binds once), read by
@@ -282,6 +283,8 @@ static const uform__gpu_backend_t backend = {
     .event_record = event_record,
     .event_wait = event_wait,
     .stream_wait = stream_wait,
+    .multimem_extent = uform__cuda_multimem_extent,
+    .multicast_probe = uform__cuda_multicast_probe,
 };
 
 const uform__gpu_backend_t *uform__cuda_backend(uform_status_t *status) {

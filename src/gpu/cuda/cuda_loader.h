@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/dynamic_library.h"
 #include "gpu/cuda/cuda_abi.h"
 #include "uform/hardware.h"
 #include "uform/status.h"
@@ -39,7 +40,7 @@ typedef struct uform__cuda_device_t {
 typedef struct uform__cuda_t {
     uform__cuda_api_t api;
     int driver_version;      /**< cuDriverGetVersion: 1000 * major + 10 * minor */
-    uint32_t fork_generation; /**< the process generation that called cuInit */
+    uint32_t fork_generation; /**< the process generation that loaded the driver and called cuInit */
     size_t device_count;
     const uform__cuda_device_t *devices; /**< PCI bus order (domain, bus, device, function) */
 } uform__cuda_t;
@@ -62,11 +63,12 @@ uform_status_t uform__cuda_get(const uform__cuda_t **cuda);
 uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **api);
 
 /**
- * One optional entry point (base name at the CUDA version of its ABI, the versioned symbol for
- * drivers without cuGetProcAddress), for features a driver may lack without failing the rest
- * (multicast). UNSUPPORTED naming it when the driver lacks it; NOT_FOUND without devices.
+ * Binds a further table of driver entry points (cuda_abi.h's multicast list) once, through the
+ * same resolver as the others, under the loader's lock: see uform__library_bind_once. NOT_FOUND
+ * without devices; the load's own failure otherwise.
  */
-uform_status_t uform__cuda_resolve(const char *base, int version, const char *symbol, void **pointer);
+uform_status_t uform__cuda_bind_once(uform__library_table_t *state, const uform__library_entry_t *entries,
+                                     size_t count, void *table, size_t table_size);
 
 /** Why there are no CUDA devices, in words ("libcuda.so.1: cannot open ..."); "" when there are. */
 const char *uform__cuda_note(void);

@@ -3,9 +3,9 @@
  * hipHostMalloc, copies with hipMemcpyAsync. HIP has no primary-context handle to retain:
  * hipSetDevice makes a device current on the calling thread and native_context stays NULL.
  *
- * The execution entry points (hip_abi.h's UFORM_HIP_EXECUTION_ENTRY_POINTS) are bound with dlsym
- * from the library discovery loaded, once, on the first call to uform__hip_backend; a runtime
- * lacking one still lists its GPUs and answers UNSUPPORTED here, naming it.
+ * The execution entry points (hip_abi.h's UFORM_HIP_EXECUTION_ENTRY_POINTS) are bound by the
+ * loader (uform__hip_execution) on the first call to uform__hip_backend; a runtime lacking one
+ * still lists its GPUs and answers UNSUPPORTED here, naming it.
  *
  * The current device is the calling thread's, and most operations run on the caller's own thread
  * (drain, arenas, copies, free), where a HIP runtime user (PyTorch on ROCm) keeps its device. So
@@ -23,17 +23,14 @@
 #include "gpu/hip/hip_loader.h"
 #include "platform/platform.h"
 
-typedef struct execution_api_t {
-#define FIELD_(field, symbol, type) type field;
-    UFORM_HIP_EXECUTION_ENTRY_POINTS(FIELD_)
-#undef FIELD_
-} execution_api_t;
-
-static pthread_once_t bind_once = PTHREAD_ONCE_INIT;
-static uform_status_t bind_status;
-static char bind_message[512];
-static const uform__hip_t *hip;
-static execution_api_t run;
+/* Set by uform__hip_backend (the same values by every thread: the loader binds once), read by
+ * every operation. */
+static const uform__hip_t *_Atomic bound_hip;
+static const uform__hip_execution_api_t *_Atomic bound_api;
+static inline const uform__hip_t *runtime(void) { return atomic_load_explicit(&bound_hip, memory_order_acquire); }
+static inline const uform__hip_execution_api_t *hip(void) {
+    return atomic_load_explicit(&bound_api, memory_order_acquire);
+}
 
 /* Errors HIP keeps answering for the device once seen (the device's queues are gone): the
  * executor makes them sticky for the whole executor. */
@@ -66,7 +63,7 @@ static uform_status_t fail(uform__gpu_device_t *device, uform_hipError error, co
     else if (is_sticky(error))
         atomic_store(&device->faulted, true);
     return uform__fail(status, "HIP device %d: %s answered %s", (int)device->vendor_ordinal, call,
-                       uform__hip_error_name(&hip->api, error, buffer, sizeof buffer));
+                       uform__hip_error_name(&runtime()->api, error, buffer, sizeof buffer));
 }
 
 /* Evaluates a runtime call; on failure returns fail(...) with the call's description. */
@@ -79,7 +76,7 @@ static uform_status_t fail(uform__gpu_device_t *device, uform_hipError error, co
 /* Makes the device current and leaves it so: only for device functions, which are documented
  * (vram.h) to run with it current. */
 static uform_status_t make_current(uform__gpu_device_t *device) {
-    CALL_(device, run.hipSetDevice(device->native_device), "hipSetDevice(%d)", (int)device->native_device);
+    CALL_(device, hip()->hipSetDevice(device->native_device), "hipSetDevice(%d)", (int)device->native_device);
     return UFORM_STATUS_OK;
 }
 
@@ -95,17 +92,17 @@ static uform_status_t enter(uform__gpu_device_t *device, scope_t *scope) {
     scope->previous = 0;
     scope->switched = false;
     int previous = 0;
-    CALL_(device, run.hipGetDevice(&previous), "hipGetDevice");
+    CALL_(device, hip()->hipGetDevice(&previous), "hipGetDevice");
     scope->previous = previous;
     if (previous == device->native_device) return UFORM_STATUS_OK;
-    CALL_(device, run.hipSetDevice(device->native_device), "hipSetDevice(%d)", (int)device->native_device);
+    CALL_(device, hip()->hipSetDevice(device->native_device), "hipSetDevice(%d)", (int)device->native_device);
     scope->switched = true;
     return UFORM_STATUS_OK;
 }
 
 /* Gives the thread back the device enter found. Its error, if any, is not the operation's. */
 static void leave(const scope_t *scope) {
-    if (scope->switched) (void)run.hipSetDevice(scope->previous);
+    if (scope->switched) (void)hip()->hipSetDevice(scope->previous);
 }
 
 /* As enter, for close, which goes on whatever the runtime answers: no message; true when the
@@ -115,31 +112,31 @@ static bool enter_quietly(uform__gpu_device_t *device, scope_t *scope) {
     scope->switched = false;
     int previous = 0;
     /* Nothing known to restore: set it anyway, so that the stream can still be waited for. */
-    if (run.hipGetDevice(&previous) != UFORM_HIP_SUCCESS)
-        return run.hipSetDevice(device->native_device) == UFORM_HIP_SUCCESS;
+    if (hip()->hipGetDevice(&previous) != UFORM_HIP_SUCCESS)
+        return hip()->hipSetDevice(device->native_device) == UFORM_HIP_SUCCESS;
     scope->previous = previous;
     if (previous == device->native_device) return true;
-    scope->switched = run.hipSetDevice(device->native_device) == UFORM_HIP_SUCCESS;
+    scope->switched = hip()->hipSetDevice(device->native_device) == UFORM_HIP_SUCCESS;
     return scope->switched;
 }
 
 static void destroy_handles(uform__gpu_device_t *device) {
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++)
         if (device->events[i]) {
-            (void)run.hipEventDestroy((uform_hipEvent)device->events[i]);
+            (void)hip()->hipEventDestroy((uform_hipEvent)device->events[i]);
             device->events[i] = NULL;
         }
     if (device->stream) {
-        (void)run.hipStreamDestroy((uform_hipStream)device->stream);
+        (void)hip()->hipStreamDestroy((uform_hipStream)device->stream);
         device->stream = NULL;
     }
 }
 
 static uform_status_t open_device(uform__gpu_device_t *device) {
-    if (device->vendor_ordinal < 0 || (size_t)device->vendor_ordinal >= hip->device_count)
+    if (device->vendor_ordinal < 0 || (size_t)device->vendor_ordinal >= runtime()->device_count)
         return uform__fail(UFORM_STATUS_NOT_FOUND, "HIP device %d does not exist (%zu AMD GPUs)",
-                           (int)device->vendor_ordinal, hip->device_count);
-    device->native_device = hip->devices[device->vendor_ordinal].handle;
+                           (int)device->vendor_ordinal, runtime()->device_count);
+    device->native_device = runtime()->devices[device->vendor_ordinal].handle;
     device->native_context = NULL;
     device->stream = NULL;
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++) device->events[i] = NULL;
@@ -147,7 +144,7 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
     uform_status_t status = enter(device, &scope);
     if (status != UFORM_STATUS_OK) return status;
     uform_hipStream stream = NULL;
-    uform_hipError error = run.hipStreamCreateWithFlags(&stream, UFORM_HIP_STREAM_NON_BLOCKING);
+    uform_hipError error = hip()->hipStreamCreateWithFlags(&stream, UFORM_HIP_STREAM_NON_BLOCKING);
     if (error != UFORM_HIP_SUCCESS) {
         leave(&scope);
         return fail(device, error, "hipStreamCreateWithFlags(hipStreamNonBlocking)");
@@ -155,7 +152,7 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
     device->stream = stream;
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++) {
         uform_hipEvent event = NULL;
-        error = run.hipEventCreateWithFlags(&event, UFORM_HIP_EVENT_DISABLE_TIMING);
+        error = hip()->hipEventCreateWithFlags(&event, UFORM_HIP_EVENT_DISABLE_TIMING);
         if (error != UFORM_HIP_SUCCESS) {
             status = fail(device, error, "hipEventCreateWithFlags(hipEventDisableTiming)");
             destroy_handles(device);
@@ -174,9 +171,9 @@ static void close_device(uform__gpu_device_t *device) {
     if (!device->opened) return;
     scope_t scope;
     bool current = enter_quietly(device, &scope);
-    if (current && device->stream) (void)run.hipStreamSynchronize((uform_hipStream)device->stream);
-    if (device->scratch) (void)run.hipFree(device->scratch);
-    if (device->staging) (void)run.hipHostFree(device->staging);
+    if (current && device->stream) (void)hip()->hipStreamSynchronize((uform_hipStream)device->stream);
+    if (device->scratch) (void)hip()->hipFree(device->scratch);
+    if (device->staging) (void)hip()->hipHostFree(device->staging);
     device->scratch = NULL;
     device->scratch_bytes = 0;
     device->staging = NULL;
@@ -194,7 +191,7 @@ static uform_status_t device_alloc(uform__gpu_device_t *device, size_t bytes, vo
     scope_t scope;
     uform_status_t status = enter(device, &scope);
     if (status != UFORM_STATUS_OK) return status;
-    uform_hipError error = run.hipMalloc(pointer, bytes);
+    uform_hipError error = hip()->hipMalloc(pointer, bytes);
     leave(&scope);
     if (error != UFORM_HIP_SUCCESS) return fail(device, error, "hipMalloc(%zu bytes)", bytes);
     return UFORM_STATUS_OK;
@@ -204,7 +201,7 @@ static uform_status_t device_alloc(uform__gpu_device_t *device, size_t bytes, vo
 static void device_free(uform__gpu_device_t *device, void *pointer) {
     scope_t scope;
     if (!pointer || enter(device, &scope) != UFORM_STATUS_OK) return;
-    (void)run.hipFree(pointer);
+    (void)hip()->hipFree(pointer);
     leave(&scope);
 }
 
@@ -215,7 +212,7 @@ static uform_status_t host_alloc(uform__gpu_device_t *device, size_t bytes, void
     scope_t scope;
     uform_status_t status = enter(device, &scope);
     if (status != UFORM_STATUS_OK) return status;
-    uform_hipError error = run.hipHostMalloc(pointer, bytes, UFORM_HIP_HOST_MALLOC_PORTABLE);
+    uform_hipError error = hip()->hipHostMalloc(pointer, bytes, UFORM_HIP_HOST_MALLOC_PORTABLE);
     leave(&scope);
     if (error != UFORM_HIP_SUCCESS) return fail(device, error, "hipHostMalloc(%zu bytes, hipHostMallocPortable)", bytes);
     return UFORM_STATUS_OK;
@@ -223,14 +220,14 @@ static uform_status_t host_alloc(uform__gpu_device_t *device, size_t bytes, void
 
 static void host_free(uform__gpu_device_t *device, void *pointer) {
     if (!pointer) return;
-    (void)run.hipHostFree(pointer);
+    (void)hip()->hipHostFree(pointer);
 }
 
 static bool pinned_at(const void *address) {
     uform_hipPointerAttribute attributes;
     memset(&attributes, 0, sizeof attributes);
     /* Ordinary host memory answers hipErrorInvalidValue (HIP follows CUDA before 11.0 here). */
-    return run.hipPointerGetAttributes(&attributes, address) == UFORM_HIP_SUCCESS &&
+    return hip()->hipPointerGetAttributes(&attributes, address) == UFORM_HIP_SUCCESS &&
            attributes.type == UFORM_HIP_MEMORY_TYPE_HOST;
 }
 
@@ -249,7 +246,7 @@ static uform_status_t copy_async(uform__gpu_device_t *device, void *destination,
     scope_t scope;
     uform_status_t status = enter(device, &scope);
     if (status != UFORM_STATUS_OK) return status;
-    uform_hipError error = run.hipMemcpyAsync(destination, source, bytes, kind, (uform_hipStream)device->stream);
+    uform_hipError error = hip()->hipMemcpyAsync(destination, source, bytes, kind, (uform_hipStream)device->stream);
     leave(&scope);
     if (error != UFORM_HIP_SUCCESS) return fail(device, error, "hipMemcpyAsync(%zu bytes, %s)", bytes, kind_name);
     return UFORM_STATUS_OK;
@@ -272,7 +269,7 @@ static uform_status_t event_record(uform__gpu_device_t *device, size_t which) {
     scope_t scope;
     uform_status_t status = enter(device, &scope);
     if (status != UFORM_STATUS_OK) return status;
-    uform_hipError error = run.hipEventRecord((uform_hipEvent)device->events[which], (uform_hipStream)device->stream);
+    uform_hipError error = hip()->hipEventRecord((uform_hipEvent)device->events[which], (uform_hipStream)device->stream);
     leave(&scope);
     if (error != UFORM_HIP_SUCCESS) return fail(device, error, "hipEventRecord(event %zu)", which);
     return UFORM_STATUS_OK;
@@ -282,13 +279,13 @@ static uform_status_t event_wait(uform__gpu_device_t *device, size_t which) {
     if (which >= UFORM_STAGING_BUFFERS)
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "HIP device %d: no event %zu", (int)device->vendor_ordinal,
                            which);
-    CALL_(device, run.hipEventSynchronize((uform_hipEvent)device->events[which]), "hipEventSynchronize(event %zu)",
+    CALL_(device, hip()->hipEventSynchronize((uform_hipEvent)device->events[which]), "hipEventSynchronize(event %zu)",
           which);
     return UFORM_STATUS_OK;
 }
 
 static uform_status_t stream_wait(uform__gpu_device_t *device) {
-    CALL_(device, run.hipStreamSynchronize((uform_hipStream)device->stream), "hipStreamSynchronize");
+    CALL_(device, hip()->hipStreamSynchronize((uform_hipStream)device->stream), "hipStreamSynchronize");
     return UFORM_STATUS_OK;
 }
 
@@ -309,49 +306,21 @@ static const uform__gpu_backend_t backend = {
     .stream_wait = stream_wait,
 };
 
-static void bind_execution(void) {
-    uform_status_t status = uform__hip_get(&hip);
-    if (status != UFORM_STATUS_OK) {
-        bind_status = status;
-        snprintf(bind_message, sizeof bind_message, "%s", uform_last_error());
-        return;
-    }
-    if (!hip) {
-        bind_status = UFORM_STATUS_NOT_FOUND;
-        snprintf(bind_message, sizeof bind_message, "no HIP device: %s", uform__hip_note());
-        return;
-    }
-#define BIND_(field, symbol, type)                                                                 \
-    {                                                                                              \
-        void *pointer = uform__library_symbol(hip->library, symbol);                               \
-        if (!pointer) {                                                                            \
-            bind_status = UFORM_STATUS_UNSUPPORTED;                                                \
-            snprintf(bind_message, sizeof bind_message, "the HIP runtime %s lacks %s: %s", hip->path, symbol, \
-                     uform__library_error());                                                      \
-            memset(&run, 0, sizeof run);                                                           \
-            return;                                                                                \
-        }                                                                                          \
-        run.field = (type)pointer;                                                                 \
-    }
-    UFORM_HIP_EXECUTION_ENTRY_POINTS(BIND_)
-#undef BIND_
-    bind_status = UFORM_STATUS_OK;
-}
-
 const uform__gpu_backend_t *uform__hip_backend(uform_status_t *status) {
     uform_status_t ignored;
     if (!status) status = &ignored;
-    pthread_once(&bind_once, bind_execution);
-    if (bind_status != UFORM_STATUS_OK) {
-        *status = uform__fail(bind_status, "%s", bind_message);
-        return NULL;
-    }
+    const uform__hip_execution_api_t *execution = NULL;
+    const uform__hip_t *loaded = NULL;
+    *status = uform__hip_execution(&execution);
+    if (*status == UFORM_STATUS_OK) *status = uform__hip_get(&loaded);
+    if (*status != UFORM_STATUS_OK) return NULL;
     /* A child forked after the runtime loaded inherits none of its device state. */
-    if (uform__forked_since(hip->fork_generation)) {
+    if (uform__forked_since(loaded->fork_generation)) {
         *status = uform__fail(UFORM_STATUS_UNSUPPORTED,
                               "the HIP runtime was loaded before fork(): this child process cannot use it");
         return NULL;
     }
-    *status = UFORM_STATUS_OK;
+    atomic_store_explicit(&bound_hip, loaded, memory_order_release);
+    atomic_store_explicit(&bound_api, execution, memory_order_release);
     return &backend;
 }

@@ -1,7 +1,8 @@
-/* Internal: the HIP runtime, loaded at run time. One load per process: dlopen of libamdhip64.so
- * (or the library UFORM_HIP_LIBRARY names), every entry point of UFORM_HIP_ENTRY_POINTS bound with
- * dlsym, hipInit(0), and a snapshot of the devices in PCI bus order. The backend code calls the
- * runtime only through `api` (and the execution entry points hip_backend.c binds from `library`). */
+/* Internal: the HIP runtime, loaded at run time. One load per process: dlopen of the library
+ * UFORM_HIP_LIBRARY names, else libamdhip64.so from the default search, $ROCM_PATH/lib or
+ * /opt/rocm/lib (the unversioned name, then .so.7, then .so.6), every entry point of
+ * UFORM_HIP_ENTRY_POINTS bound with dlsym, hipInit(0), and a snapshot of the devices in PCI bus
+ * order. The backend calls the runtime only through `api` and uform__hip_execution's table. */
 #ifndef UFORM_GPU_HIP_LOADER_H
 #define UFORM_GPU_HIP_LOADER_H
 
@@ -18,6 +19,13 @@ typedef struct uform__hip_api_t {
     UFORM_HIP_ENTRY_POINTS(UFORM_HIP_API_FIELD_)
 #undef UFORM_HIP_API_FIELD_
 } uform__hip_api_t;
+
+/** The execution entry points (devices, memory, streams, events), bound on first use. */
+typedef struct uform__hip_execution_api_t {
+#define UFORM_HIP_EXECUTION_FIELD_(field, symbol, type) type field;
+    UFORM_HIP_EXECUTION_ENTRY_POINTS(UFORM_HIP_EXECUTION_FIELD_)
+#undef UFORM_HIP_EXECUTION_FIELD_
+} uform__hip_execution_api_t;
 
 /** Capacity of a device's gcnArchName copy ("gfx942:sramecc+:xnack-"), terminator included. */
 #define UFORM_HIP_ARCH_CAPACITY 64
@@ -36,7 +44,7 @@ typedef struct uform__hip_device_t {
 typedef struct uform__hip_t {
     uform__hip_api_t api;
     void *library;            /**< the dlopen handle, kept for the process's life */
-    const char *path;         /**< the library's name as opened */
+    const char *path;         /**< the name the library was opened by */
     uint32_t fork_generation; /**< the process generation that called hipInit */
     size_t device_count;
     const uform__hip_device_t *devices; /**< PCI bus order (domain, bus, device, function) */
@@ -51,6 +59,13 @@ typedef struct uform__hip_t {
  * must not call the runtime (check `fork_generation`); one forked before loads afresh.
  */
 uform_status_t uform__hip_get(const uform__hip_t **hip);
+
+/**
+ * The execution entry points, bound once (thread-safe) after a successful load that found
+ * devices. NOT_FOUND without devices; UNSUPPORTED naming the first entry point the runtime lacks
+ * (discovery keeps working then); the load's own failure otherwise.
+ */
+uform_status_t uform__hip_execution(const uform__hip_execution_api_t **api);
 
 /** Why there are no HIP devices, in words ("no HIP runtime: libamdhip64.so: cannot open ..."); "" when there are. */
 const char *uform__hip_note(void);
