@@ -30,20 +30,36 @@ struct uform__gpu_backend_t;
 /** The number of pinned staging halves a staged copy alternates between. */
 #define UFORM_STAGING_BUFFERS 2
 
-/** One device of a VRAM executor: runtime handles, scratch and staging. */
+/**
+ * One device of a VRAM executor: runtime handles, scratch and staging.
+ *
+ * A device has four numbers, each meaning one thing wherever it appears (the public
+ * uform_device_slot_t and uform_gpu_device_t carry the same names):
+ *   index           its position among this executor's devices (0 .. device_count - 1), the
+ *                   order the caller named them in; uform_device_slot_t calls it `device`.
+ *   ordinal         its position in uform_gpu_devices(): NVIDIA first, then AMD, each vendor in
+ *                   PCI bus order. What the caller names devices by, and what messages say
+ *                   ("GPU 3").
+ *   vendor_ordinal  its position among its own vendor's devices in PCI bus order (nvidia-smi's
+ *                   and rocm-smi's numbering): the index into the loader's device snapshot.
+ *   native_device   the runtime's own handle for it (a CUdevice, or a HIP device id), in the
+ *                   order CUDA_DEVICE_ORDER / HIP_VISIBLE_DEVICES give the runtime: what is
+ *                   passed to the runtime's calls, and nowhere else.
+ */
 typedef struct uform__gpu_device_t {
     const struct uform__gpu_backend_t *backend;
-    size_t index;          /* among the executor's devices */
-    int32_t ordinal;       /* position in uform_gpu_devices() */
-    uint32_t vendor;       /* uform_gpu_vendor_t */
-    int32_t vendor_ordinal; /* the device's position in its vendor's PCI-ordered list */
-    int32_t native_device; /* CUdevice or HIP device id */
+    size_t index;           /* see above */
+    int32_t ordinal;        /* see above */
+    uint32_t vendor;        /* uform_gpu_vendor_t */
+    int32_t vendor_ordinal; /* see above */
+    int32_t native_device;  /* see above; filled by open */
     void *native_context;  /* CUcontext (retained primary) or NULL */
     void *stream;          /* CUstream or hipStream_t, non-blocking */
     void *events[UFORM_STAGING_BUFFERS]; /* one per staging half: "the DMA from/to it finished" */
     bool opened;           /* open() succeeded: close() must run */
     _Atomic bool faulted;  /* a sticky runtime error was seen on this device */
-    /* Grown to high-water marks by the executor (vram_memory.c), released by close. */
+    /* Grown to high-water marks by the executor (vram_memory.c) and released by it
+     * (uform__vram_close) before close: never the backend's to free. */
     void *scratch;
     size_t scratch_bytes;
     void *staging;

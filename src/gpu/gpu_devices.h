@@ -1,5 +1,5 @@
 /* Internal: the device list with what the public struct leaves out (PCI address, nearest NUMA
- * node, compute capability), for `uform info` and, later, the VRAM executor. */
+ * node, compute capability), for `uform info` and the VRAM executor. */
 #ifndef UFORM_GPU_DEVICES_H
 #define UFORM_GPU_DEVICES_H
 
@@ -18,7 +18,7 @@ typedef struct uform__gpu_detail_t {
 /** As uform_gpu_devices, with the details; same statuses. */
 uform_status_t uform__gpu_details(uform__gpu_detail_t *details, size_t capacity, size_t *count);
 
-/** SPEC.md section 4: the class whose kernels run on an NVIDIA GPU of this compute capability. */
+/** The GPU class (uform/hardware.h) whose kernels run on an NVIDIA GPU of this compute capability. */
 uform_gpu_class_t uform__gpu_class_of_compute_capability(int major, int minor);
 
 /** Why the list is empty, in words; valid after a listing call. */
