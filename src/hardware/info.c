@@ -3,6 +3,7 @@
  * behind uform_gpu_devices (with its PCI addresses and NUMA nodes), so the report and the API
  * can never disagree. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,15 @@ static void write_text(writer_t *w, const uform__topology_t *t, const gpu_list_t
         if (g->numa_node >= 0) put(w, "NUMA node %d)\n", (int)g->numa_node);
         else put(w, "NUMA node unknown)\n");
     }
+    /* What the list does not show (a vendor that failed, the toolkit's stub, a driver without
+     * devices); with no GPU at all the reason above already says it. */
+    uform__gpu_discovery_t vendors[2];
+    size_t vendor_count = gpus->count ? uform__gpu_discovery(vendors, 2) : 0;
+    for (size_t i = 0; i < vendor_count && i < 2; i++)
+        if (uform__gpu_discovery_worth_saying(&vendors[i]))
+            put(w, "  %s: %s%s%s\n", vendors[i].runtime,
+                vendors[i].status != UFORM_STATUS_OK ? uform_status_name(vendors[i].status) : "",
+                vendors[i].status != UFORM_STATUS_OK ? ": " : "", vendors[i].message);
 }
 
 static void write_json(writer_t *w, const uform__topology_t *t, const gpu_list_t *gpus) {
@@ -209,6 +219,20 @@ static void write_json(writer_t *w, const uform__topology_t *t, const gpu_list_t
     } else if (!gpus->count) {
         put(w, ",\"gpus_note\":");
         put_json_string(w, no_gpu_reason());
+    } else {
+        /* As the text: the vendors whose discovery the list does not show. */
+        uform__gpu_discovery_t vendors[2];
+        size_t vendor_count = uform__gpu_discovery(vendors, 2);
+        bool any = false;
+        for (size_t i = 0; i < vendor_count && i < 2; i++) {
+            if (!uform__gpu_discovery_worth_saying(&vendors[i])) continue;
+            put(w, "%s{\"runtime\":\"%s\",\"status\":\"%s\",\"message\":", any ? "," : ",\"gpus_discovery\":[",
+                vendors[i].runtime, uform_status_name(vendors[i].status));
+            put_json_string(w, vendors[i].message);
+            put(w, "}");
+            any = true;
+        }
+        if (any) put(w, "]");
     }
     put(w, "}\n");
 }

@@ -215,6 +215,12 @@ uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **out) {
     return status;
 }
 
+const uform__library_t *uform__cuda_library(void) {
+    const uform__cuda_t *ignored;
+    uform__cuda_get(&ignored);
+    return &loader;
+}
+
 const char *uform__cuda_note(void) {
     const uform__cuda_t *ignored;
     uform__cuda_get(&ignored);

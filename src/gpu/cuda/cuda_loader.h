@@ -70,6 +70,10 @@ uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **api);
 uform_status_t uform__cuda_bind_once(uform__library_table_t *state, const uform__library_entry_t *entries,
                                      size_t count, void *table, size_t table_size);
 
+/** The driver's load, loading it if no call did yet: its status, message, note and whether a
+ *  library was found (`handle`), for gpu_devices.c's per-vendor discovery. Read only. */
+const uform__library_t *uform__cuda_library(void);
+
 /** Why there are no CUDA devices, in words ("libcuda.so.1: cannot open ..."); "" when there are. */
 const char *uform__cuda_note(void);
 

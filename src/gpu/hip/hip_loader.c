@@ -211,6 +211,12 @@ uform_status_t uform__hip_execution(const uform__hip_execution_api_t **out) {
     return status;
 }
 
+const uform__library_t *uform__hip_library(void) {
+    const uform__hip_t *ignored;
+    uform__hip_get(&ignored);
+    return &loader;
+}
+
 const char *uform__hip_note(void) {
     const uform__hip_t *ignored;
     uform__hip_get(&ignored);

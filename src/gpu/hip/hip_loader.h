@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/dynamic_library.h"
 #include "gpu/hip/hip_abi.h"
 #include "uform/hardware.h"
 #include "uform/status.h"
@@ -66,6 +67,9 @@ uform_status_t uform__hip_get(const uform__hip_t **hip);
  * (discovery keeps working then); the load's own failure otherwise.
  */
 uform_status_t uform__hip_execution(const uform__hip_execution_api_t **api);
+
+/** The runtime's load, loading it if no call did yet (as uform__cuda_library). Read only. */
+const uform__library_t *uform__hip_library(void);
 
 /** Why there are no HIP devices, in words ("no HIP runtime: libamdhip64.so: cannot open ..."); "" when there are. */
 const char *uform__hip_note(void);
