@@ -56,6 +56,7 @@ typedef struct uform__gpu_device_t {
     void *native_context;  /* CUcontext (retained primary) or NULL */
     void *stream;          /* CUstream or hipStream_t, non-blocking */
     void *events[UFORM_STAGING_BUFFERS]; /* one per staging half: "the DMA from/to it finished" */
+    void *wait_event;      /* stream_wait records it and waits on it */
     bool opened;           /* open() succeeded: close() must run */
     _Atomic bool faulted;  /* a sticky runtime error was seen on this device */
     /* Grown to high-water marks by the executor (vram_memory.c) and released by it
@@ -69,7 +70,7 @@ typedef struct uform__gpu_device_t {
 typedef struct uform__gpu_backend_t {
     const char *name; /* "CUDA", "HIP": for messages */
     /** Retains the device's primary context, creates its non-blocking stream and events. Fills
-     *  native_device, native_context, stream, events; sets `opened`. On failure releases what it
+     *  native_device, native_context, stream, events, wait_event; sets `opened`. On failure releases what it
      *  took. */
     uform_status_t (*open)(uform__gpu_device_t *device);
     /** Waits for the stream, destroys events and stream, releases the context. Never fails
@@ -90,10 +91,13 @@ typedef struct uform__gpu_backend_t {
                                            size_t bytes);
     uform_status_t (*copy_to_host_async)(uform__gpu_device_t *device, void *destination, const void *source,
                                          size_t bytes);
+    /* Every event a host thread waits on is a blocking-sync one (CU_EVENT_BLOCKING_SYNC,
+     * hipEventBlockingSync): a staged copy's DMA or a drain lasts from microseconds to seconds,
+     * and without the flag the runtimes spin the waiting thread's CPU all that time. */
     /** Records events[which] on the stream / waits on the host until it has completed. */
     uform_status_t (*event_record)(uform__gpu_device_t *device, size_t which);
     uform_status_t (*event_wait)(uform__gpu_device_t *device, size_t which);
-    /** Waits for everything queued on the stream. */
+    /** Waits for everything queued on the stream (through wait_event, so the thread blocks). */
     uform_status_t (*stream_wait)(uform__gpu_device_t *device);
     /* Optional (NULL where the vendor has no multicast: one-GPU NVLink domains). Called by
      * gpu_multicast.c with `count` devices all of this backend, opened by this process. Neither

@@ -90,6 +90,9 @@ static uform_status_t make_current(uform__gpu_device_t *device) {
     return check(device, cu()->cuCtxSetCurrent((uform_cuContext)device->native_context), "cuCtxSetCurrent");
 }
 
+/* Host threads wait on every event uform makes: blocking-sync (gpu_backend.h), no timing. */
+#define EVENT_FLAGS (UFORM_CU_EVENT_DISABLE_TIMING | UFORM_CU_EVENT_BLOCKING_SYNC)
+
 static void close_device(uform__gpu_device_t *device) {
     if (!device->opened) return;
     /* Errors are ignored: free releases everything, a faulted context included. */
@@ -98,6 +101,7 @@ static void close_device(uform__gpu_device_t *device) {
     if (device->stream) cu()->cuStreamSynchronize((uform_cuStream)device->stream);
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++)
         if (device->events[i]) cu()->cuEventDestroy((uform_cuEvent)device->events[i]);
+    if (device->wait_event) cu()->cuEventDestroy((uform_cuEvent)device->wait_event);
     if (device->stream) cu()->cuStreamDestroy((uform_cuStream)device->stream);
     /* The thread's own context back before the release: the caller's, not NULL. */
     uform__gpu_leave(&current, &scope);
@@ -105,6 +109,7 @@ static void close_device(uform__gpu_device_t *device) {
     device->stream = NULL;
     device->native_context = NULL;
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++) device->events[i] = NULL;
+    device->wait_event = NULL;
     device->opened = false;
 }
 
@@ -124,10 +129,11 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
     if (status == UFORM_STATUS_OK)
         status = check(device, cu()->cuStreamCreate(&stream, UFORM_CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     device->stream = stream;
-    for (size_t i = 0; i < UFORM_STAGING_BUFFERS && status == UFORM_STATUS_OK; i++) {
+    for (size_t i = 0; i <= UFORM_STAGING_BUFFERS && status == UFORM_STATUS_OK; i++) {
         uform_cuEvent event = NULL;
-        status = check(device, cu()->cuEventCreate(&event, UFORM_CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-        device->events[i] = event;
+        status = check(device, cu()->cuEventCreate(&event, EVENT_FLAGS), "cuEventCreate");
+        if (i < UFORM_STAGING_BUFFERS) device->events[i] = event;
+        else device->wait_event = event;
     }
     uform__gpu_leave(&current, &scope);
     if (status != UFORM_STATUS_OK) close_device(device);
@@ -219,9 +225,16 @@ static uform_status_t event_wait(uform__gpu_device_t *device, size_t which) {
     return status;
 }
 
+/* cuStreamSynchronize would wait as the primary context's scheduling says (CU_CTX_SCHED_AUTO:
+ * spinning, on a machine with fewer contexts than CPUs), and the context is shared with the
+ * caller's runtime, whose flags are not uform's to change: so a blocking event instead. */
 static uform_status_t stream_wait(uform__gpu_device_t *device) {
     uform_status_t status;
-    CU_CALL_(status, device, cu()->cuStreamSynchronize((uform_cuStream)device->stream), "cuStreamSynchronize");
+    CU_CALL_(status, device, cu()->cuEventRecord((uform_cuEvent)device->wait_event, (uform_cuStream)device->stream),
+             "cuEventRecord (waiting for the stream)");
+    if (status != UFORM_STATUS_OK) return status;
+    CU_CALL_(status, device, cu()->cuEventSynchronize((uform_cuEvent)device->wait_event),
+             "cuEventSynchronize (waiting for the stream)");
     return status;
 }
 

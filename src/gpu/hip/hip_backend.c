@@ -95,6 +95,10 @@ static void destroy_handles(uform__gpu_device_t *device) {
             (void)hip()->hipEventDestroy((uform_hipEvent)device->events[i]);
             device->events[i] = NULL;
         }
+    if (device->wait_event) {
+        (void)hip()->hipEventDestroy((uform_hipEvent)device->wait_event);
+        device->wait_event = NULL;
+    }
     if (device->stream) {
         (void)hip()->hipStreamDestroy((uform_hipStream)device->stream);
         device->stream = NULL;
@@ -109,6 +113,7 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
     device->native_context = NULL;
     device->stream = NULL;
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++) device->events[i] = NULL;
+    device->wait_event = NULL;
     uform__gpu_scope_t scope;
     uform_status_t status = uform__gpu_enter(&current, device, &scope);
     if (status != UFORM_STATUS_OK) return status;
@@ -116,11 +121,14 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
     status = check(device, hip()->hipStreamCreateWithFlags(&stream, UFORM_HIP_STREAM_NON_BLOCKING),
                    "hipStreamCreateWithFlags(hipStreamNonBlocking)");
     device->stream = stream;
-    for (size_t i = 0; i < UFORM_STAGING_BUFFERS && status == UFORM_STATUS_OK; i++) {
+    for (size_t i = 0; i <= UFORM_STAGING_BUFFERS && status == UFORM_STATUS_OK; i++) {
         uform_hipEvent event = NULL;
-        status = check(device, hip()->hipEventCreateWithFlags(&event, UFORM_HIP_EVENT_DISABLE_TIMING),
-                       "hipEventCreateWithFlags(hipEventDisableTiming)");
-        device->events[i] = event;
+        /* Host threads wait on every event uform makes: blocking-sync (gpu_backend.h), no timing. */
+        status = check(device,
+                       hip()->hipEventCreateWithFlags(&event, UFORM_HIP_EVENT_DISABLE_TIMING | UFORM_HIP_EVENT_BLOCKING_SYNC),
+                       "hipEventCreateWithFlags(hipEventDisableTiming | hipEventBlockingSync)");
+        if (i < UFORM_STAGING_BUFFERS) device->events[i] = event;
+        else device->wait_event = event;
     }
     if (status != UFORM_STATUS_OK) destroy_handles(device);
     uform__gpu_leave(&current, &scope);
@@ -222,9 +230,15 @@ static uform_status_t event_wait(uform__gpu_device_t *device, size_t which) {
     return status;
 }
 
+/* hipStreamSynchronize spins the waiting thread (HIP's default wait); a blocking event does not. */
 static uform_status_t stream_wait(uform__gpu_device_t *device) {
     uform_status_t status;
-    HIP_CALL_(status, device, hip()->hipStreamSynchronize((uform_hipStream)device->stream), "hipStreamSynchronize");
+    HIP_CALL_(status, device,
+              hip()->hipEventRecord((uform_hipEvent)device->wait_event, (uform_hipStream)device->stream),
+              "hipEventRecord (waiting for the stream)");
+    if (status != UFORM_STATUS_OK) return status;
+    HIP_CALL_(status, device, hip()->hipEventSynchronize((uform_hipEvent)device->wait_event),
+              "hipEventSynchronize (waiting for the stream)");
     return status;
 }
 

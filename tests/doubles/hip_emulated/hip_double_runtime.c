@@ -746,13 +746,24 @@ ENTRY(uform_hipError, hipEventRecord, (uform_hipEvent handle, uform_hipStream st
     return result;
 }
 
-/* An event never recorded is complete (hipSuccess at once), as the header documents. */
+/* An event never recorded is complete (hipSuccess at once), as the header documents. The wait
+ * yields the CPU only for an event made with hipEventBlockingSync (hip_runtime_api.h: "waiting
+ * will yield CPU"); for any other the calling thread spins. */
 ENTRY(uform_hipError, hipEventSynchronize, (uform_hipEvent handle)) {
     INITIALIZE();
     event_t *event = event_of(handle);
     if (!event) return UFORM_HIP_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&events_lock);
-    while (event->completed < event->recorded) pthread_cond_wait(&events_changed, &events_lock);
+    if (event->flags & UFORM_HIP_EVENT_BLOCKING_SYNC) {
+        while (event->completed < event->recorded) pthread_cond_wait(&events_changed, &events_lock);
+    } else {
+        while (event->completed < event->recorded) {
+            pthread_mutex_unlock(&events_lock);
+            for (volatile int i = 0; i < 64; i++) {
+            }
+            pthread_mutex_lock(&events_lock);
+        }
+    }
     int device = event->device;
     put_event_locked(event);
     pthread_mutex_unlock(&events_lock);
