@@ -166,20 +166,23 @@ static void host_free(uform__gpu_device_t *device, void *pointer) {
     if (pointer) CU_CALL_QUIETLY_(device, cu()->cuMemFreeHost(pointer));
 }
 
-/* Pinned when the driver knows a host range holding all of [host, host + bytes): pageable
- * memory is refused by cuPointerGetAttribute, which is no error here. */
-static bool pinned_range(const void *host, size_t bytes) {
-    uform_cuDevicePtr address = (uform_cuDevicePtr)(uintptr_t)host;
+/* True when the driver says `address` is host memory it pinned (cuMemHostAlloc'd or registered):
+ * CU_POINTER_ATTRIBUTE_MEMORY_TYPE, which cuda.h documents for host memory; ordinary memory is
+ * refused (INVALID_VALUE), which is no error here. */
+static bool pinned_at(const void *address) {
     unsigned int type = 0;
-    uform_cuDevicePtr start = 0;
-    size_t size = 0;
-    if (cu()->cuPointerGetAttribute(&type, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address) != UFORM_CUDA_SUCCESS ||
-        type != UFORM_CU_MEMORYTYPE_HOST)
-        return false;
-    if (cu()->cuPointerGetAttribute(&start, UFORM_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, address) != UFORM_CUDA_SUCCESS ||
-        cu()->cuPointerGetAttribute(&size, UFORM_CU_POINTER_ATTRIBUTE_RANGE_SIZE, address) != UFORM_CUDA_SUCCESS)
-        return false;
-    return start <= address && address - start <= size && bytes <= size - (address - start);
+    return cu()->cuPointerGetAttribute(&type, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                       (uform_cuDevicePtr)(uintptr_t)address) == UFORM_CUDA_SUCCESS &&
+           type == UFORM_CU_MEMORYTYPE_HOST;
+}
+
+/* The range attributes (RANGE_START_ADDR, RANGE_SIZE) are documented for device allocations
+ * only, so both ends of the host range are asked instead: two pinned ranges side by side read
+ * as one, which only costs the driver staging a DMA that uform would have staged itself. */
+static bool pinned_range(const void *host, size_t bytes) {
+    if (!host) return false;
+    if (!bytes) return pinned_at(host);
+    return pinned_at(host) && pinned_at((const char *)host + (bytes - 1));
 }
 
 static bool host_is_pinned(uform__gpu_device_t *device, const void *host, size_t bytes) {
