@@ -233,6 +233,7 @@ typedef unsigned int uform_cuMemAllocationHandleType;
 typedef unsigned int uform_cuMemLocationType;
 typedef unsigned int uform_cuMemAllocationType;
 typedef unsigned int uform_cuMulticastGranularityFlags;
+typedef unsigned int uform_cuMemAllocationGranularityFlags;
 enum {
     UFORM_CU_MEM_HANDLE_TYPE_NONE = 0,
     UFORM_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1,
@@ -270,7 +271,7 @@ typedef struct uform_cuMulticastObjectProp {
     unsigned long long flags;
 } uform_cuMulticastObjectProp;
 
-/* The three entry points taking a struct are spelled through a macro of the struct type, so
+/* The four entry points taking a struct are spelled through a macro of the struct type, so
  * the toolkit test can instantiate the very same signature over cuda.h's struct and compare it
  * with the prototype (our struct is a distinct type; its layout is checked field by field). */
 #define UFORM_CU_MEM_CREATE_SIGNATURE(name, prop_type)                                              \
@@ -278,12 +279,16 @@ typedef struct uform_cuMulticastObjectProp {
                            unsigned long long flags)
 #define UFORM_CU_MULTICAST_CREATE_SIGNATURE(name, prop_type)                                        \
     uform_cuResult (*name)(uform_cuMemGenericAllocationHandle * multicast, const prop_type *prop)
+#define UFORM_CU_MEM_GET_ALLOCATION_GRANULARITY_SIGNATURE(name, prop_type)                          \
+    uform_cuResult (*name)(size_t * granularity, const prop_type *prop, uform_cuMemAllocationGranularityFlags option)
 #define UFORM_CU_MULTICAST_GET_GRANULARITY_SIGNATURE(name, prop_type)                               \
     uform_cuResult (*name)(size_t * granularity, const prop_type *prop, uform_cuMulticastGranularityFlags option)
 
 typedef uform_cuResult (*uform_cuDeviceCanAccessPeer_t)(int *can_access, uform_cuDevice device, uform_cuDevice peer);
 typedef UFORM_CU_MEM_CREATE_SIGNATURE(uform_cuMemCreate_t, uform_cuMemAllocationProp);
 typedef uform_cuResult (*uform_cuMemRelease_t)(uform_cuMemGenericAllocationHandle handle);
+typedef UFORM_CU_MEM_GET_ALLOCATION_GRANULARITY_SIGNATURE(uform_cuMemGetAllocationGranularity_t,
+                                                          uform_cuMemAllocationProp);
 typedef UFORM_CU_MULTICAST_CREATE_SIGNATURE(uform_cuMulticastCreate_t, uform_cuMulticastObjectProp);
 typedef uform_cuResult (*uform_cuMulticastAddDevice_t)(uform_cuMemGenericAllocationHandle multicast,
                                                        uform_cuDevice device);
@@ -300,6 +305,8 @@ typedef UFORM_CU_MULTICAST_GET_GRANULARITY_SIGNATURE(uform_cuMulticastGetGranula
 #define UFORM_CUDA_MULTICAST_ENTRY_POINTS(X)                                                      \
     X(cuMemCreate, "cuMemCreate", 10020, "cuMemCreate", uform_cuMemCreate_t)                         \
     X(cuMemRelease, "cuMemRelease", 10020, "cuMemRelease", uform_cuMemRelease_t)                     \
+    X(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity", 10020, "cuMemGetAllocationGranularity", \
+      uform_cuMemGetAllocationGranularity_t)                                                       \
     X(cuMulticastGetGranularity, "cuMulticastGetGranularity", 12010, "cuMulticastGetGranularity",  \
       uform_cuMulticastGetGranularity_t)                                                           \
     X(cuMulticastCreate, "cuMulticastCreate", 12010, "cuMulticastCreate", uform_cuMulticastCreate_t) \

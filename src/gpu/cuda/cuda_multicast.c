@@ -40,7 +40,8 @@ static const multicast_api_t *multicast_api(void) {
 
 /* True when the probe has every entry it calls. */
 static bool probe_has_all(const multicast_api_t *mc) {
-    return mc->cuMemCreate && mc->cuMemRelease && mc->cuMulticastGetGranularity && mc->cuMulticastCreate &&
+    return mc->cuMemCreate && mc->cuMemRelease && mc->cuMemGetAllocationGranularity && mc->cuMulticastGetGranularity &&
+           mc->cuMulticastCreate &&
            mc->cuMulticastAddDevice && mc->cuMulticastBindMem && mc->cuMulticastUnbind;
 }
 
@@ -123,7 +124,7 @@ typedef struct probe_t {
     const multicast_api_t *mc;
     const uform__gpu_device_t *devices;
     size_t count;
-    size_t granularity;
+    size_t granularity; /* the size of the object, of each device's memory and of each binding */
     bool have_multicast;
     uform_cuMemGenericAllocationHandle multicast;
     uform_cuMemGenericAllocationHandle *memory; /* per device; 0 none */
@@ -132,6 +133,12 @@ typedef struct probe_t {
     size_t capacity;
     bool failed;
 } probe_t;
+
+/* `value` rounded up to a multiple of `granularity` (a power of two; 0 leaves it). */
+static size_t align_up(size_t value, size_t granularity) {
+    if (!granularity) return value;
+    return (value + granularity - 1) & ~(granularity - 1);
+}
 
 /* Notes a failing driver call (the first one explains); true when `result` is success. */
 static bool step(probe_t *probe, uform_cuResult result, const char *call, const uform__gpu_device_t *device) {
@@ -155,12 +162,33 @@ static void run_probe(probe_t *probe, const uform__cuda_execution_api_t *executi
     const uform__gpu_device_t *first = &devices[0];
     if (!step(probe, execution->cuCtxSetCurrent((uform_cuContext)first->native_context), "cuCtxSetCurrent", first))
         return;
+    /* Sized as NCCL's nvls.cc sizes its buffers: the multicast object's size is set before its
+     * granularity is asked (the answer may depend on it), and the physical memory is aligned to
+     * the allocation granularity of every device as well, so one size suits cuMulticastCreate,
+     * cuMemCreate and cuMulticastBindMem alike. The probe wants the smallest such size. */
+    size_t size = 0;
+    for (size_t i = 0; i < probe->count; i++) {
+        uform_cuMemAllocationProp memory = {.type = UFORM_CU_MEM_ALLOCATION_TYPE_PINNED,
+                                            .requestedHandleTypes = UFORM_CU_MEM_HANDLE_TYPE_NONE,
+                                            .location = {.type = UFORM_CU_MEM_LOCATION_TYPE_DEVICE,
+                                                         .id = devices[i].native_device}};
+        size_t granularity = 0;
+        if (!step(probe, mc->cuMemGetAllocationGranularity(&granularity, &memory, UFORM_CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+                  "cuMemGetAllocationGranularity", &devices[i]))
+            return;
+        if (granularity > size) size = granularity;
+    }
     uform_cuMulticastObjectProp prop = {.numDevices = (unsigned)probe->count,
+                                        .size = size,
                                         .handleTypes = UFORM_CU_MEM_HANDLE_TYPE_NONE};
-    if (!step(probe, mc->cuMulticastGetGranularity(&probe->granularity, &prop, UFORM_CU_MULTICAST_GRANULARITY_MINIMUM),
+    size_t multicast_granularity = 0;
+    if (!step(probe, mc->cuMulticastGetGranularity(&multicast_granularity, &prop, UFORM_CU_MULTICAST_GRANULARITY_MINIMUM),
               "cuMulticastGetGranularity", NULL))
         return;
-    prop.size = probe->granularity;
+    /* Granularities are powers of two: a multiple of the largest is a multiple of every one. */
+    size = align_up(size, multicast_granularity);
+    probe->granularity = size;
+    prop.size = size;
     if (!step(probe, mc->cuMulticastCreate(&probe->multicast, &prop), "cuMulticastCreate", NULL)) return;
     probe->have_multicast = true;
     /* Every device joins before any binds: a bind waits for the whole team. */

@@ -146,6 +146,7 @@ static const entry_t entries[] = {
     {"cuDeviceCanAccessPeer", 4000, (void *)cuDeviceCanAccessPeer},
     {"cuMemCreate", 10020, (void *)cuMemCreate},
     {"cuMemRelease", 10020, (void *)cuMemRelease},
+    {"cuMemGetAllocationGranularity", 10020, (void *)cuMemGetAllocationGranularity},
     {"cuMulticastGetGranularity", 12010, (void *)cuMulticastGetGranularity},
     {"cuMulticastCreate", 12010, (void *)cuMulticastCreate},
     {"cuMulticastAddDevice", 12010, (void *)cuMulticastAddDevice},

@@ -75,6 +75,8 @@ EXPORT uform_cuResult cuMulticastAddDevice(uform_cuMemGenericAllocationHandle ha
 EXPORT uform_cuResult cuMemCreate(uform_cuMemGenericAllocationHandle *handle, size_t bytes,
                                   const uform_cuMemAllocationProp *prop, unsigned long long flags);
 EXPORT uform_cuResult cuMemRelease(uform_cuMemGenericAllocationHandle handle);
+EXPORT uform_cuResult cuMemGetAllocationGranularity(size_t *granularity, const uform_cuMemAllocationProp *prop,
+                                                    uform_cuMemAllocationGranularityFlags option);
 EXPORT uform_cuResult cuMulticastBindMem(uform_cuMemGenericAllocationHandle handle, size_t multicast_offset,
                                          uform_cuMemGenericAllocationHandle memory_handle, size_t memory_offset,
                                          size_t bytes, unsigned long long flags);
