@@ -14,7 +14,8 @@
  * context (CUDA) or device (HIP) is the calling thread's, and a caller's CUDA or HIP runtime
  * (PyTorch, CuPy) keeps its device in that same slot: so every operation but make_current makes
  * the device's context current only for its own duration and gives the thread back the one it
- * had (NULL included); none relies on an earlier make_current. */
+ * had (NULL included); none relies on an earlier make_current. Device functions run inside
+ * enter/leave, with the device current for their duration only. */
 #ifndef UFORM_GPU_BACKEND_H
 #define UFORM_GPU_BACKEND_H
 
@@ -67,6 +68,13 @@ typedef struct uform__gpu_device_t {
     size_t staging_bytes;
 } uform__gpu_device_t;
 
+/** What a thread had current (CUDA: its context, as an integer; HIP: its device id) before an
+ *  operation made a device current, for the operation to give back (gpu_call.h). */
+typedef struct uform__gpu_scope_t {
+    intptr_t previous;
+    bool switched; /**< the device was made current: leaving restores `previous` */
+} uform__gpu_scope_t;
+
 typedef struct uform__gpu_backend_t {
     const char *name; /* "CUDA", "HIP": for messages */
     /** Retains the device's primary context, creates its non-blocking stream and events. Fills
@@ -80,6 +88,12 @@ typedef struct uform__gpu_backend_t {
      *  it so: for device functions, documented (vram.h) to run with it current. Called on the
      *  caller's thread it changes what the caller's runtime sees afterwards. */
     uform_status_t (*make_current)(uform__gpu_device_t *device);
+    /** A device function's bracket: enter makes the device current on the calling thread,
+     *  remembering in `scope` what the thread had; leave gives it back (NULL included), so a
+     *  caller's thread (thread 0) keeps its own context, and a context uform releases later is
+     *  never left current on a thread. */
+    uform_status_t (*enter)(uform__gpu_device_t *device, uform__gpu_scope_t *scope);
+    void (*leave)(uform__gpu_device_t *device, const uform__gpu_scope_t *scope);
     uform_status_t (*device_alloc)(uform__gpu_device_t *device, size_t bytes, void **pointer);
     /** Frees device memory; waits for the device's queued work as the runtimes do. */
     void (*device_free)(uform__gpu_device_t *device, void *pointer);

@@ -48,12 +48,6 @@ typedef struct uform__gpu_current_t {
     uform_status_t (*check)(uform__gpu_device_t *device, unsigned result, const char *what);
 } uform__gpu_current_t;
 
-/** What enter found current on the calling thread, for leave to put back. */
-typedef struct uform__gpu_scope_t {
-    intptr_t previous;
-    bool switched; /**< enter made the device current: leave restores `previous` */
-} uform__gpu_scope_t;
-
 /** Makes the device current on the calling thread for one operation, remembering the thread's own
  *  (a caller's CUDA or HIP runtime keeps its device there); nothing to do when it already is. */
 uform_status_t uform__gpu_enter(const uform__gpu_current_t *current, uform__gpu_device_t *device,

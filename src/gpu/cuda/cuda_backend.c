@@ -93,6 +93,15 @@ static uform_status_t make_current(uform__gpu_device_t *device) {
 /* Host threads wait on every event uform makes: blocking-sync (gpu_backend.h), no timing. */
 #define EVENT_FLAGS (UFORM_CU_EVENT_DISABLE_TIMING | UFORM_CU_EVENT_BLOCKING_SYNC)
 
+/* A device function's bracket (gpu_backend.h): gpu_call.h's scope, held across the function. */
+static uform_status_t enter_for_function(uform__gpu_device_t *device, uform__gpu_scope_t *scope) {
+    return uform__gpu_enter(&current, device, scope);
+}
+static void leave_after_function(uform__gpu_device_t *device, const uform__gpu_scope_t *scope) {
+    (void)device;
+    uform__gpu_leave(&current, scope);
+}
+
 static void close_device(uform__gpu_device_t *device) {
     if (!device->opened) return;
     /* Errors are ignored: free releases everything, a faulted context included. */
@@ -246,6 +255,8 @@ static const uform__gpu_backend_t backend = {
     .open = open_device,
     .close = close_device,
     .make_current = make_current,
+    .enter = enter_for_function,
+    .leave = leave_after_function,
     .device_alloc = device_alloc,
     .device_free = device_free,
     .host_alloc = host_alloc,

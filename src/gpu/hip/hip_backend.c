@@ -138,6 +138,15 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
 
 /* Never fails visibly: a faulted device is closed too. The executor has released the scratch and
  * staging before (uform__vram_close): they are not close's. */
+/* A device function's bracket (gpu_backend.h): gpu_call.h's scope, held across the function. */
+static uform_status_t enter_for_function(uform__gpu_device_t *device, uform__gpu_scope_t *scope) {
+    return uform__gpu_enter(&current, device, scope);
+}
+static void leave_after_function(uform__gpu_device_t *device, const uform__gpu_scope_t *scope) {
+    (void)device;
+    uform__gpu_leave(&current, scope);
+}
+
 static void close_device(uform__gpu_device_t *device) {
     if (!device->opened) return;
     uform__gpu_scope_t scope;
@@ -247,6 +256,8 @@ static const uform__gpu_backend_t backend = {
     .open = open_device,
     .close = close_device,
     .make_current = make_current,
+    .enter = enter_for_function,
+    .leave = leave_after_function,
     .device_alloc = device_alloc,
     .device_free = device_free,
     .host_alloc = host_alloc,
