@@ -189,7 +189,8 @@ static void host_free(uform__gpu_device_t *device, void *pointer) {
 static bool pinned_at(const void *address) {
     uform_hipPointerAttribute attributes;
     memset(&attributes, 0, sizeof attributes);
-    /* Ordinary host memory answers hipErrorInvalidValue (HIP follows CUDA before 11.0 here). */
+    /* Ordinary host memory answers hipSuccess with hipMemoryTypeUnregistered (ROCm's clr, as
+     * CUDA 11 and later do); older runtimes answered hipErrorInvalidValue. Either is "not pinned". */
     return hip()->hipPointerGetAttributes(&attributes, address) == UFORM_HIP_SUCCESS &&
            attributes.type == UFORM_HIP_MEMORY_TYPE_HOST;
 }
