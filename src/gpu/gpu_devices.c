@@ -9,21 +9,11 @@
 
 #include "core/error.h"
 #include "gpu/cuda/cuda_loader.h"
+#include "gpu/gpu_classes.h"
 #include "gpu/gpu_devices.h"
 #include "gpu/hip/hip_loader.h"
 #include "hardware/seam.h"
 #include "uform.h"
-
-uform_gpu_class_t uform__gpu_class_of_compute_capability(int major, int minor) {
-    if (major < 8) return UFORM_GPU_CLASS_NONE;
-    if (major == 8 && minor == 9) return UFORM_GPU_CLASS_NVIDIA_ADA;
-    if (major == 9) return UFORM_GPU_CLASS_NVIDIA_HOPPER;
-    if (major == 10 && (minor == 0 || minor == 3)) return UFORM_GPU_CLASS_NVIDIA_BLACKWELL;
-    if (major == 10 && minor == 7) return UFORM_GPU_CLASS_NVIDIA_RUBIN;
-    if (major == 12) return UFORM_GPU_CLASS_NVIDIA_BLACKWELLRTX;
-    /* The floor whose code runs on every newer GPU. */
-    return UFORM_GPU_CLASS_NVIDIA_AMPERE;
-}
 
 /* sysfs's numa_node: the node id, or -1 when the platform does not say. */
 static int32_t nearest_node(const char *pci_address) {

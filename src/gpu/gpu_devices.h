@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu/gpu_classes.h" /* the class of a device */
 #include "uform/hardware.h"
 
 typedef struct uform__gpu_detail_t {
@@ -19,8 +20,6 @@ typedef struct uform__gpu_detail_t {
 /** As uform_gpu_devices, with the details; same statuses. */
 uform_status_t uform__gpu_details(uform__gpu_detail_t *details, size_t capacity, size_t *count);
 
-/** The GPU class (uform/hardware.h) whose kernels run on an NVIDIA GPU of this compute capability. */
-uform_gpu_class_t uform__gpu_class_of_compute_capability(int major, int minor);
 
 /** Why the list is empty, in words; valid after a listing call. */
 const char *uform__gpu_note(void);

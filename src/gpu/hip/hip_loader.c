@@ -38,23 +38,6 @@ const char *uform__hip_error_name(const uform__hip_api_t *api, uform_hipError er
     return buffer;
 }
 
-uform_gpu_class_t uform__gpu_class_of_gcn_arch(const char *gcn_arch_name) {
-    if (!gcn_arch_name) return UFORM_GPU_CLASS_NONE;
-    size_t length = strcspn(gcn_arch_name, ":"); /* "gfx942:sramecc+:xnack-": the target features follow */
-    static const struct {
-        const char *arch;
-        uform_gpu_class_t gpu_class;
-    } classes[] = {
-        {"gfx942", UFORM_GPU_CLASS_AMD_CDNA3},
-        {"gfx950", UFORM_GPU_CLASS_AMD_CDNA4},
-        {"gfx1250", UFORM_GPU_CLASS_AMD_CDNA5},
-    };
-    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
-        if (strlen(classes[i].arch) == length && strncmp(gcn_arch_name, classes[i].arch, length) == 0)
-            return classes[i].gpu_class;
-    return UFORM_GPU_CLASS_NONE;
-}
-
 /* hip_abi.h's lists as binding tables. */
 #define DISCOVERY_ENTRY_(field, symbol, type) UFORM__LIBRARY_ENTRY(uform__hip_api_t, field, symbol, 0, symbol, false)
 #define EXECUTION_ENTRY_(field, symbol, type)                                                      \

@@ -78,8 +78,4 @@ const char *uform__hip_note(void);
  *  least 32 bytes) when there is no runtime to ask. */
 const char *uform__hip_error_name(const uform__hip_api_t *api, uform_hipError error, char *buffer, size_t capacity);
 
-/** The GPU class (uform/hardware.h) of an AMD GPU from its gcnArchName ("gfx942:sramecc+:xnack-" is
- *  amd_cdna3); features after ':' are ignored; an unknown architecture has no class. */
-uform_gpu_class_t uform__gpu_class_of_gcn_arch(const char *gcn_arch_name);
-
 #endif
