@@ -9,7 +9,6 @@
 #include <strings.h>
 
 #include "core/error.h"
-#include "hardware/caches.h"
 #include "hardware/cpu_class.h"
 #include "hardware/seam.h"
 #include "hardware/topology.h"
@@ -177,30 +176,27 @@ static uint64_t arm_features(void) {
     return f;
 }
 
-/* 0: not read yet. Features are read once per seam target; the bit 63 marks "read". */
-static _Atomic uint64_t cached_features;
+/* Read once per seam generation. Each value is stored before its generation (+1, so 0 is
+ * "never read"), with release: a reader that sees the generation sees the value. Racing
+ * readers compute the same value, so a second store changes nothing. */
+static _Atomic uint64_t cached_features, features_generation;
 static _Atomic int cached_class;
-
-#define FEATURES_READ ((uint64_t)1 << 63)
+static _Atomic uint64_t class_generation;
 
 static uint64_t features(void) {
-    uint64_t f = atomic_load_explicit(&cached_features, memory_order_acquire);
-    if (f & FEATURES_READ) return f;
+    uint64_t now = uform__seam_generation() + 1;
+    if (atomic_load_explicit(&features_generation, memory_order_acquire) == now)
+        return atomic_load_explicit(&cached_features, memory_order_relaxed);
+    uint64_t f;
     switch (uform__seam_isa()) {
     case UFORM_ISA_X86_64: f = x86_features(); break;
     case UFORM_ISA_ARM64: f = arm_features(); break;
     case UFORM_ISA_RISCV64: f = hw(uform__seam_hwcap(1), HWCAP_RISCV_V_) ? BIT(RVV) : 0; break;
     default: f = 0; break;
     }
-    /* Racing readers compute the same value; the store is idempotent. */
-    f |= FEATURES_READ;
-    atomic_store_explicit(&cached_features, f, memory_order_release);
+    atomic_store_explicit(&cached_features, f, memory_order_relaxed);
+    atomic_store_explicit(&features_generation, now, memory_order_release);
     return f;
-}
-
-void uform__cpu_class_forget(void) {
-    atomic_store(&cached_features, 0);
-    atomic_store(&cached_class, 0);
 }
 
 /* wasm32_v128 is the class of a wasm32 build compiled with SIMD128 (the runtime validated the
@@ -264,9 +260,10 @@ uform_status_t uform__cpu_class_check(uform_cpu_class_t cpu_class) {
 }
 
 uform_cpu_class_t uform_cpu_class_derived(void) {
-    int c = atomic_load_explicit(&cached_class, memory_order_acquire);
-    if (c) return (uform_cpu_class_t)c;
-    c = UFORM_CPU_CLASS_SERIAL;
+    uint64_t now = uform__seam_generation() + 1;
+    if (atomic_load_explicit(&class_generation, memory_order_acquire) == now)
+        return (uform_cpu_class_t)atomic_load_explicit(&cached_class, memory_order_relaxed);
+    int c = UFORM_CPU_CLASS_SERIAL;
     /* The highest class whose bundle is complete; WASM classes derive only in WASM builds,
      * monoversioned never. */
     if (wasm32_v128_here()) c = UFORM_CPU_CLASS_WASM32_V128;
@@ -276,7 +273,8 @@ uform_cpu_class_t uform_cpu_class_derived(void) {
             c = k;
             break;
         }
-    atomic_store_explicit(&cached_class, c, memory_order_release);
+    atomic_store_explicit(&cached_class, c, memory_order_relaxed);
+    atomic_store_explicit(&class_generation, now, memory_order_release);
     return (uform_cpu_class_t)c;
 }
 

@@ -1,4 +1,5 @@
-/* uform_info_write: the report behind `uform info`, as text for people or one JSON object.
+/* uform_info_write: the report behind `uform info`, as text for people or one JSON object. It
+ * sits above gpu/ and mesh/ and reads them all; nothing below it names the report.
  * Everything it says comes from the public queries, the cached topology and the GPU list
  * behind uform_gpu_devices (with its PCI addresses and NUMA nodes), so the report and the API
  * can never disagree. */

@@ -1,5 +1,6 @@
 /* Capabilities: what this build carries (fixed at compile time) and the part of it this
- * machine runs (read once through the seam, dropped when the seam moves). */
+ * machine runs (probed once per seam generation). They name the CPU classes and the GPU and
+ * mesh backends, so they live in the report layer, above gpu/ and mesh/. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,7 +8,6 @@
 #include "core/error.h"
 #include "gpu/cuda/cuda_loader.h"
 #include "gpu/hip/hip_loader.h"
-#include "hardware/caches.h"
 #include "hardware/cpu_class.h"
 #include "hardware/seam.h"
 #include "kernels/kernels.h"
@@ -110,13 +110,8 @@ const char *uform_capabilities_compiled(void) { return compiled; }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static char available[sizeof compiled];
-static bool available_ready;
-
-void uform__capabilities_forget(void) {
-    pthread_mutex_lock(&lock);
-    available_ready = false;
-    pthread_mutex_unlock(&lock);
-}
+/* The seam generation + 1 `available` was probed at; 0: never. */
+static uint64_t available_generation;
 
 static bool machine_runs(const char *token) {
     uform_cpu_class_t cpu_class;
@@ -146,7 +141,8 @@ static bool machine_runs(const char *token) {
 
 const char *uform_capabilities_available(void) {
     pthread_mutex_lock(&lock);
-    if (!available_ready) {
+    uint64_t now = uform__seam_generation() + 1;
+    if (available_generation != now) {
         /* Probing fails on purpose for what the machine lacks; this call itself succeeds, so
          * it leaves the caller's last error as it found it. */
         char saved[512];
@@ -159,7 +155,7 @@ const char *uform_capabilities_available(void) {
             if (machine_runs(token))
                 used += (size_t)snprintf(available + used, sizeof available - used, "%s%s", used ? "," : "", token);
         uform__fail(UFORM_STATUS_OK, "%s", saved);
-        available_ready = true;
+        available_generation = now;
     }
     pthread_mutex_unlock(&lock);
     return available;
