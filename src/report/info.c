@@ -12,6 +12,7 @@
 #include "gpu/gpu_devices.h"
 #include "hardware/cpulist.h"
 #include "hardware/topology.h"
+#include "hardware/vocabulary.h"
 #include "uform.h"
 
 /* An snprintf-style writer: it counts every byte and stores those that fit. */
@@ -64,8 +65,8 @@ static bool has_token(const char *tokens, const char *token) {
 }
 
 static const char *vendor_name(uint32_t vendor) {
-    return vendor == UFORM_GPU_VENDOR_NVIDIA ? "nvidia" : vendor == UFORM_GPU_VENDOR_AMD ? "amd"
-                                                    : vendor == UFORM_GPU_VENDOR_APPLE ? "apple" : "unknown";
+    const char *name = uform__gpu_vendor_name((int)vendor);
+    return name ? name : "unknown";
 }
 
 /* Why there are no GPUs, in words: the build or the machine. */

@@ -1,3 +1,13 @@
+# The vocabularies as the C library lists them, against the public header and both faces.
+add_executable(uform_print_vocabulary ${CMAKE_CURRENT_LIST_DIR}/print_vocabulary.c)
+target_include_directories(uform_print_vocabulary PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_compile_options(uform_print_vocabulary PRIVATE -Wall -Wextra -Wno-unused-parameter)
+target_link_libraries(uform_print_vocabulary PRIVATE uform_static)
+# (A cross build's printer runs under its emulator.)
+add_test(NAME tools.faces_vocabulary COMMAND python3 ${CMAKE_CURRENT_LIST_DIR}/check_faces.py ${PROJECT_SOURCE_DIR}
+  ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:uform_print_vocabulary>)
+set_tests_properties(tools.faces_vocabulary PROPERTIES LABELS tools TIMEOUT 60)
+
 # The uform command, run for real: info (text and JSON), a tiny benchmark, mesh refusing
 # without a GPU backend, and bad usage.
 if(TARGET uform_cli)
