@@ -17,7 +17,15 @@ if(TARGET uform_cli)
     WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
   add_test(NAME tools.bad_usage COMMAND sh -c
     "$<TARGET_FILE:uform_cli> frobnicate; test $? -eq 2 && $<TARGET_FILE:uform_cli> info --bogus; test $? -eq 2")
-  set_tests_properties(tools.info_json tools.mesh_without_gpu tools.bad_usage PROPERTIES LABELS tools TIMEOUT 60)
+  if(TARGET uform_bench_core)
+    set(uform_cli_has_bench 1)
+  else()
+    set(uform_cli_has_bench 0)
+  endif()
+  add_test(NAME tools.cli_usage COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_cli.sh $<TARGET_FILE:uform_cli>
+    $<TARGET_FILE:uform_cuda_emulated> ${uform_cli_has_bench})
+  set_tests_properties(tools.info_json tools.mesh_without_gpu tools.bad_usage tools.cli_usage PROPERTIES
+    LABELS tools TIMEOUT 60)
   if(TARGET uform_bench_core)
     add_test(NAME tools.bench_smoke COMMAND $<TARGET_FILE:uform_cli> bench --quick --rounds 1 --threads 1,2
       --peers uform,serial --duration 0.05 --warmup 0.02 --reduce-mib 16 --passes 1 --wake-samples 3 --idle 0.05)
