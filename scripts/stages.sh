@@ -39,7 +39,7 @@ stages_counts() {
       sed -n 's/^clang-tidy: //p' "$log" | tail -n 1
       ;;
     fuzz)
-      awk -F': *' '/stat::number_of_executed_units/ { n++; units += $2 }
+      awk '/stat::number_of_executed_units/ { n++; units += $NF }
            END { if (n) printf "%d targets, %d inputs run\n", n, units }' "$log"
       ;;
   esac
