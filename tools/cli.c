@@ -51,7 +51,8 @@ bool cli_parse_seconds(const char *command, const char *option, const char *text
     bool hexadecimal = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
     if (!starts || hexadecimal || errno || end == text || *end || !isfinite(number) || number < minimum ||
         number > maximum) {
-        cli_usage_error(command, "%s needs a number of seconds from %g to %g, not '%s'", option, minimum, maximum, text);
+        cli_usage_error(command, "%s needs a number of seconds from %g to %g, not '%s'", option, minimum, maximum,
+                        text);
         return false;
     }
     *value = number;

@@ -7,17 +7,16 @@
 #include "cli.h"
 
 static void usage(FILE *stream) {
-    fprintf(stream,
-            "usage: uform info [--json]\n"
-            "Prints what uform sees of this machine: the capabilities compiled and available, the CPU\n"
-            "(model, class, sockets, cores, threads per core, caches and the CPUs sharing each), the\n"
-            "NUMA nodes with their CPUs, memory and distances, the CPU quota and default thread count,\n"
-            "and the GPUs with their NUMA node, CPU list and GPU-to-GPU links.\n"
-            "Options:\n"
-            "  --json      one JSON object instead of text (schema: docs/info-json.md)\n"
-            "  -h, --help  this text\n"
-            "Exit status: 0 printed; 1 the machine could not be read (the reason on stderr);\n"
-            "2 bad usage.\n");
+    fprintf(stream, "usage: uform info [--json]\n"
+                    "Prints what uform sees of this machine: the capabilities compiled and available, the CPU\n"
+                    "(model, class, sockets, cores, threads per core, caches and the CPUs sharing each), the\n"
+                    "NUMA nodes with their CPUs, memory and distances, the CPU quota and default thread count,\n"
+                    "and the GPUs with their NUMA node, CPU list and GPU-to-GPU links.\n"
+                    "Options:\n"
+                    "  --json      one JSON object instead of text (schema: docs/info-json.md)\n"
+                    "  -h, --help  this text\n"
+                    "Exit status: 0 printed; 1 the machine could not be read (the reason on stderr);\n"
+                    "2 bad usage.\n");
 }
 
 int command_info(int argc, char **argv) {
@@ -27,8 +26,10 @@ int command_info(int argc, char **argv) {
             usage(stdout);
             return CLI_OK;
         }
-        if (!strcmp(argv[i], "--json")) format = UFORM_INFO_JSON;
-        else return cli_usage_error("info", "unknown option '%s'", argv[i]);
+        if (!strcmp(argv[i], "--json"))
+            format = UFORM_INFO_JSON;
+        else
+            return cli_usage_error("info", "unknown option '%s'", argv[i]);
     }
     size_t length = 0;
     uform_status_t status = uform_info_write(format, NULL, 0, &length);

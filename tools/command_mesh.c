@@ -62,15 +62,18 @@ static int parse(int argc, char **argv, uform_mesh_options_t *options, bool *jso
         if (i + 1 >= argc) return cli_usage_error("mesh", "'%s' needs a value", option);
         const char *value = argv[++i];
         bool ok = true;
-        if (!strcmp(option, "--directory")) options->directory = value;
-        else if (!strcmp(option, "--job")) options->job = value;
+        if (!strcmp(option, "--directory"))
+            options->directory = value;
+        else if (!strcmp(option, "--job"))
+            options->job = value;
         else if (!strcmp(option, "--index"))
             ok = have_index = cli_parse_size("mesh", option, value, 0, MAX_PROCESSES - 1, &options->host_domain_index);
         else if (!strcmp(option, "--count"))
             ok = cli_parse_size("mesh", option, value, 1, MAX_PROCESSES, &options->host_domain_count);
         else if (!strcmp(option, "--multimem"))
             ok = cli_parse_size("mesh", option, value, 0, MAX_MULTIMEM_GPUS, &options->gpus_per_multimem_domain);
-        else ok = cli_parse_seconds("mesh", option, value, 0, MAX_TIMEOUT_SECONDS, &options->timeout_seconds);
+        else
+            ok = cli_parse_seconds("mesh", option, value, 0, MAX_TIMEOUT_SECONDS, &options->timeout_seconds);
         if (!ok) return CLI_USAGE;
     }
     if (!options->directory) return cli_usage_error("mesh", "--directory DIR is required");
@@ -123,8 +126,8 @@ int command_mesh(int argc, char **argv) {
     }
     if (parsed != CLI_OK) return parsed;
     uform_executor_t *executor = NULL;
-    uform_status_t status = uform_executor_for_vram(NULL, 0, UFORM_GPU_CLASS_NONE, NULL, 0, UFORM_CPU_CLASS_NONE,
-                                                    NULL, 0, 0, 0, &executor);
+    uform_status_t status =
+        uform_executor_for_vram(NULL, 0, UFORM_GPU_CLASS_NONE, NULL, 0, UFORM_CPU_CLASS_NONE, NULL, 0, 0, 0, &executor);
     if (status != UFORM_STATUS_OK) return cli_fail("mesh", status);
     uform_mesh_t *mesh = NULL;
     status = uform_mesh_bootstrap(executor, &options, &mesh);

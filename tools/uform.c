@@ -11,19 +11,18 @@
 #endif
 
 static int usage(FILE *stream) {
-    fprintf(stream,
-            "usage: uform <command> [options]\n"
-            "       uform --version | --help\n"
-            "Commands:\n"
-            "  info      the machine as uform sees it: capabilities, CPU, caches, NUMA nodes and\n"
-            "            distances, threads, GPUs and their links (--json for one JSON object)\n"
-            "  bench     the host executor beside OpenMP, pthreadpool and oneTBB, and many executors\n"
-            "            at once (--quick: under half a minute)\n"
-            "  mesh      join a run's mesh over every GPU and print its description\n"
-            "  version   the library's version and the capabilities compiled (as --version)\n"
-            "  help      this text (as --help)\n"
-            "Every command answers --help with its options and defaults.\n"
-            "Exit status: 0 done; 1 the library failed (the reason on stderr); 2 bad usage.\n");
+    fprintf(stream, "usage: uform <command> [options]\n"
+                    "       uform --version | --help\n"
+                    "Commands:\n"
+                    "  info      the machine as uform sees it: capabilities, CPU, caches, NUMA nodes and\n"
+                    "            distances, threads, GPUs and their links (--json for one JSON object)\n"
+                    "  bench     the host executor beside OpenMP, pthreadpool and oneTBB, and many executors\n"
+                    "            at once (--quick: under half a minute)\n"
+                    "  mesh      join a run's mesh over every GPU and print its description\n"
+                    "  version   the library's version and the capabilities compiled (as --version)\n"
+                    "  help      this text (as --help)\n"
+                    "Every command answers --help with its options and defaults.\n"
+                    "Exit status: 0 done; 1 the library failed (the reason on stderr); 2 bad usage.\n");
     return stream == stderr ? CLI_USAGE : CLI_OK;
 }
 

@@ -23,7 +23,8 @@
 
 static void trim(char *text) {
     size_t n = strlen(text);
-    while (n && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' ' || text[n - 1] == '\t')) text[--n] = 0;
+    while (n && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' ' || text[n - 1] == '\t'))
+        text[--n] = 0;
 }
 
 /* A sysfs file whole, trimmed. NOT_FOUND passes through for optional files. */
@@ -88,8 +89,8 @@ static const struct {
     unsigned implementer, part;
     const char *name;
 } arm_parts[] = {
-    {0x41, 0xd0c, "ARM Neoverse-N1"}, {0x41, 0xd40, "ARM Neoverse-V1"}, {0x41, 0xd49, "ARM Neoverse-N2"},
-    {0x41, 0xd4f, "ARM Neoverse-V2"}, {0x41, 0xd84, "ARM Neoverse-V3"}, {0x41, 0xd8e, "ARM Neoverse-N3"},
+    {0x41, 0xd0c, "ARM Neoverse-N1"},   {0x41, 0xd40, "ARM Neoverse-V1"},    {0x41, 0xd49, "ARM Neoverse-N2"},
+    {0x41, 0xd4f, "ARM Neoverse-V2"},   {0x41, 0xd84, "ARM Neoverse-V3"},    {0x41, 0xd8e, "ARM Neoverse-N3"},
     {0x61, 0x032, "Apple Blizzard-M2"}, {0x61, 0x033, "Apple Avalanche-M2"},
 };
 
@@ -144,8 +145,10 @@ static uform_status_t read_topology(uform__cpu_info_t *info, char *buffer) {
         uform_status_t a = read_number(path, buffer, &package);
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", (int)info->online[i]);
         uform_status_t b = read_number(path, buffer, &core);
-        if (a != UFORM_STATUS_OK && a != UFORM_STATUS_NOT_FOUND) status = a;
-        else if (b != UFORM_STATUS_OK && b != UFORM_STATUS_NOT_FOUND) status = b;
+        if (a != UFORM_STATUS_OK && a != UFORM_STATUS_NOT_FOUND)
+            status = a;
+        else if (b != UFORM_STATUS_OK && b != UFORM_STATUS_NOT_FOUND)
+            status = b;
         else if (a == UFORM_STATUS_OK && b == UFORM_STATUS_OK) {
             packages[known] = package;
             cores[known++] = (package << 32) | core;
@@ -259,8 +262,8 @@ static uform_status_t read_caches(uform__cpu_info_t *info, char *buffer) {
             if (status == UFORM_STATUS_OK) status = uform__cpulist_parse(buffer, path, &cpus, &count);
             if (status == UFORM_STATUS_OK && !uform__cpulist_contains(cpus, count, info->online[i])) {
                 free(cpus);
-                status = uform__fail(UFORM_STATUS_MALFORMED, "%s does not hold CPU %d itself", path,
-                                     (int)info->online[i]);
+                status =
+                    uform__fail(UFORM_STATUS_MALFORMED, "%s does not hold CPU %d itself", path, (int)info->online[i]);
             }
             if (status != UFORM_STATUS_OK) return status;
             status = add_instance(info, (int32_t)level, type, size, cpus, count);
@@ -334,7 +337,8 @@ uform_status_t uform__numa_distances_read(int32_t **ids_out, size_t *count_out, 
     int32_t *ids = NULL;
     size_t count = 0;
     uform_status_t status = read_text("/sys/devices/system/node/online", buffer);
-    if (status == UFORM_STATUS_OK) status = uform__cpulist_parse(buffer, "/sys/devices/system/node/online", &ids, &count);
+    if (status == UFORM_STATUS_OK)
+        status = uform__cpulist_parse(buffer, "/sys/devices/system/node/online", &ids, &count);
     if (status == UFORM_STATUS_NOT_FOUND) status = UFORM_STATUS_OK; /* no NUMA information: no matrix */
     uint32_t *distances = NULL;
     if (status == UFORM_STATUS_OK && count) {
@@ -365,7 +369,8 @@ uform_status_t uform__numa_distances_read(int32_t **ids_out, size_t *count_out, 
             if (!end || errno || value > 255 || (*end && *end != ' ') || column == count)
                 status = uform__fail(UFORM_STATUS_MALFORMED, "%s: expected %zu distances from 0 to 255, got \"%.80s\"",
                                      path, count, buffer);
-            else distances[row * count + column++] = (uint32_t)value;
+            else
+                distances[row * count + column++] = (uint32_t)value;
             p = end ? end : p;
         }
         if (status == UFORM_STATUS_OK && column != count)

@@ -12,23 +12,23 @@
 
 /** One cache of one level and type, with every instance of it (one per group of CPUs). */
 typedef struct uform__cache_t {
-    int32_t level;            /* 1, 2, 3, ... */
-    char type[16];            /* "Data", "Instruction" or "Unified", as sysfs spells it */
-    uint64_t size_bytes;      /* of one instance */
-    size_t instance_count;    /* distinct shared_cpu_list values */
-    int32_t **instance_cpus;  /* each instance's CPUs, ascending; instances by their first CPU */
-    size_t *instance_sizes;   /* how many CPUs each instance holds */
+    int32_t level;           /* 1, 2, 3, ... */
+    char type[16];           /* "Data", "Instruction" or "Unified", as sysfs spells it */
+    uint64_t size_bytes;     /* of one instance */
+    size_t instance_count;   /* distinct shared_cpu_list values */
+    int32_t **instance_cpus; /* each instance's CPUs, ascending; instances by their first CPU */
+    size_t *instance_sizes;  /* how many CPUs each instance holds */
 } uform__cache_t;
 
 typedef struct uform__cpu_info_t {
-    char model[128];          /* "model name" of /proc/cpuinfo, or the Arm part's name; "" unknown */
-    size_t online_count;      /* /sys/devices/system/cpu/online, else the usable CPUs */
-    int32_t *online;          /* ascending */
-    size_t sockets;           /* distinct physical_package_id; 0 when the files are absent */
-    size_t cores;             /* distinct (package, core_id); 0 when the files are absent */
-    size_t threads_per_core;  /* the most CPUs in one thread_siblings_list (else CPUs / cores); 0 unknown */
+    char model[128];         /* "model name" of /proc/cpuinfo, or the Arm part's name; "" unknown */
+    size_t online_count;     /* /sys/devices/system/cpu/online, else the usable CPUs */
+    int32_t *online;         /* ascending */
+    size_t sockets;          /* distinct physical_package_id; 0 when the files are absent */
+    size_t cores;            /* distinct (package, core_id); 0 when the files are absent */
+    size_t threads_per_core; /* the most CPUs in one thread_siblings_list (else CPUs / cores); 0 unknown */
     size_t cache_count;
-    uform__cache_t *caches;   /* by level, then Data, Instruction, Unified */
+    uform__cache_t *caches; /* by level, then Data, Instruction, Unified */
 } uform__cpu_info_t;
 
 /** Reads the CPU's description. OUT_OF_MEMORY, or MALFORMED naming a file that is not in the

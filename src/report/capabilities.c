@@ -59,12 +59,12 @@ typedef struct token_t {
 } token_t;
 
 static const token_t tokens[] = {
-#define CLASS_TOKEN_(member, number, name, isa, requires)                                          \
+#define CLASS_TOKEN_(member, number, name, isa, requires) \
     {#name, UFORM_KERNELS_##member, UFORM_CPU_CLASS_##member, NULL},
     UFORM__CPU_CLASSES(CLASS_TOKEN_)
 #undef CLASS_TOKEN_
 #define BACKEND_TOKEN_(name, compiled, probe) {#name, compiled, UFORM_CPU_CLASS_NONE, probe},
-    BACKENDS(BACKEND_TOKEN_)
+        BACKENDS(BACKEND_TOKEN_)
 #undef BACKEND_TOKEN_
 };
 #define TOKEN_COUNT (sizeof tokens / sizeof tokens[0])

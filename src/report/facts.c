@@ -49,8 +49,7 @@ static uform_status_t gather_gpus(uform__facts_t *f) {
 
 /* A GPU's CPUs as nvidia-smi topo -m takes them: the PCI device's local_cpulist, else the CPUs
  * of its NUMA node, else none. */
-static uform_status_t gpu_cpus(const uform__facts_t *f, const uform__gpu_detail_t *gpu, int32_t **cpus,
-                               size_t *count) {
+static uform_status_t gpu_cpus(const uform__facts_t *f, const uform__gpu_detail_t *gpu, int32_t **cpus, size_t *count) {
     *cpus = NULL;
     *count = 0;
     char path[96], text[4096];
@@ -74,7 +73,7 @@ static void gather_links(uform__facts_t *f) {
     void *can_access = NULL, *attribute = NULL;
     if (uform__cuda_resolve("cuDeviceCanAccessPeer", 4000, "cuDeviceCanAccessPeer", &can_access) != UFORM_STATUS_OK)
         can_access = NULL;
-#define PEER_RESOLVE_(field, base, version, symbol, type)                                          \
+#define PEER_RESOLVE_(field, base, version, symbol, type) \
     if (uform__cuda_resolve(base, version, symbol, &attribute) != UFORM_STATUS_OK) attribute = NULL;
     UFORM_CUDA_PEER_ENTRY_POINTS(PEER_RESOLVE_)
 #undef PEER_RESOLVE_
@@ -98,8 +97,8 @@ static void gather_links(uform__facts_t *f) {
             if (attribute_of(&value, UFORM_CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, source, destination) ==
                 UFORM_CUDA_SUCCESS)
                 link->native_atomics = value;
-            if (attribute_of(&value, UFORM_CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED, source,
-                             destination) == UFORM_CUDA_SUCCESS)
+            if (attribute_of(&value, UFORM_CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED, source, destination) ==
+                UFORM_CUDA_SUCCESS)
                 link->cuda_array_access = value;
         }
 }

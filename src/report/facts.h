@@ -24,17 +24,17 @@ typedef struct uform__gpu_link_t {
 
 typedef struct uform__facts_t {
     const uform__topology_t *topology;
-    uform__cpu_info_t *cpu;  /* NULL when unreadable; cpu_error says why */
+    uform__cpu_info_t *cpu; /* NULL when unreadable; cpu_error says why */
     char cpu_error[512];
-    int32_t *node_ids;       /* the NUMA distance matrix: node_count x node_count, row-major */
+    int32_t *node_ids; /* the NUMA distance matrix: node_count x node_count, row-major */
     size_t node_count;
-    uint32_t *distances;     /* NULL when there is none; distance_error says why when unreadable */
+    uint32_t *distances; /* NULL when there is none; distance_error says why when unreadable */
     char distance_error[512];
     uform__gpu_detail_t *gpus;
     size_t gpu_count;
     uform_status_t gpu_status; /* of the listing; gpu_error says why when not OK */
     char gpu_error[512];
-    int32_t **gpu_cpus;       /* each GPU's local CPUs (PCI local_cpulist, else its node's), ascending */
+    int32_t **gpu_cpus; /* each GPU's local CPUs (PCI local_cpulist, else its node's), ascending */
     size_t *gpu_cpu_counts;
     uform__gpu_link_t *links; /* gpu_count x gpu_count, row-major; the diagonal unused */
 } uform__facts_t;

@@ -17,8 +17,10 @@ uform_status_t uform_info_write(uform_info_format_t format, char *buffer, size_t
     uform_status_t status = uform__facts_gather(&facts);
     if (status == UFORM_STATUS_OK) {
         uform__writer_t w = {buffer, capacity, 0};
-        if (format == UFORM_INFO_TEXT) uform__info_write_text(&w, &facts);
-        else uform__info_write_json(&w, &facts);
+        if (format == UFORM_INFO_TEXT)
+            uform__info_write_text(&w, &facts);
+        else
+            uform__info_write_json(&w, &facts);
         *length = w.length;
     }
     uform__facts_free(&facts);

@@ -8,20 +8,27 @@
 #include "uform.h"
 
 static void put_optional_string(uform__writer_t *w, const char *text) {
-    if (text && *text) uform__put_json_string(w, text);
-    else uform__put(w, "null");
+    if (text && *text)
+        uform__put_json_string(w, text);
+    else
+        uform__put(w, "null");
 }
 
 static void put_count(uform__writer_t *w, size_t value) {
-    if (value) uform__put(w, "%zu", value);
-    else uform__put(w, "null");
+    if (value)
+        uform__put(w, "%zu", value);
+    else
+        uform__put(w, "null");
 }
 
 /* -1 unknown, else a boolean or a number. */
 static void put_tristate(uform__writer_t *w, int32_t value, int boolean) {
-    if (value < 0) uform__put(w, "null");
-    else if (boolean) uform__put(w, value ? "true" : "false");
-    else uform__put(w, "%d", (int)value);
+    if (value < 0)
+        uform__put(w, "null");
+    else if (boolean)
+        uform__put(w, value ? "true" : "false");
+    else
+        uform__put(w, "%d", (int)value);
 }
 
 static void write_cpu(uform__writer_t *w, const uform__facts_t *f) {
@@ -85,7 +92,8 @@ static void write_nodes(uform__writer_t *w, const uform__facts_t *f) {
     uform__put(w, ",\"matrix\":[");
     for (size_t i = 0; i < f->node_count; i++) {
         uform__put(w, "%s[", i ? "," : "");
-        for (size_t j = 0; j < f->node_count; j++) uform__put(w, "%s%u", j ? "," : "", f->distances[i * f->node_count + j]);
+        for (size_t j = 0; j < f->node_count; j++)
+            uform__put(w, "%s%u", j ? "," : "", f->distances[i * f->node_count + j]);
         uform__put(w, "]");
     }
     uform__put(w, "]}");
@@ -105,8 +113,10 @@ static void write_gpus(uform__writer_t *w, const uform__facts_t *f) {
                    (unsigned long long)g->device.memory_bytes);
         uform__put_json_string(w, g->pci_address);
         uform__put(w, ",\"numa_node\":");
-        if (g->numa_node >= 0) uform__put(w, "%d", (int)g->numa_node);
-        else uform__put(w, "null");
+        if (g->numa_node >= 0)
+            uform__put(w, "%d", (int)g->numa_node);
+        else
+            uform__put(w, "null");
         uform__put(w, ",\"name\":");
         uform__put_json_string(w, g->device.name);
         uform__put(w, "}");
@@ -123,8 +133,10 @@ static void write_gpus(uform__writer_t *w, const uform__facts_t *f) {
     uform__put(w, ",\"gpu_topology\":[");
     for (size_t i = 0; i < f->gpu_count; i++) {
         uform__put(w, "%s{\"position\":%zu,\"numa_node\":", i ? "," : "", i);
-        if (f->gpus[i].numa_node >= 0) uform__put(w, "%d", (int)f->gpus[i].numa_node);
-        else uform__put(w, "null");
+        if (f->gpus[i].numa_node >= 0)
+            uform__put(w, "%d", (int)f->gpus[i].numa_node);
+        else
+            uform__put(w, "null");
         uform__put(w, ",\"cpus\":");
         uform__put_json_ints(w, f->gpu_cpus[i], f->gpu_cpu_counts[i]);
         uform__put(w, ",\"links\":[");
@@ -160,8 +172,10 @@ void uform__info_write_json(uform__writer_t *w, const uform__facts_t *f) {
     uform__put_json_string(w, uform_cpu_class_name(uform_cpu_class_derived()));
     write_cpu(w, f);
     uform__put(w, ",\"usable_cpus\":%zu,\"cpu_quota\":", t->usable_count);
-    if (t->quota_cpus > 0) uform__put(w, "%.6g", t->quota_cpus);
-    else uform__put(w, "null");
+    if (t->quota_cpus > 0)
+        uform__put(w, "%.6g", t->quota_cpus);
+    else
+        uform__put(w, "null");
     uform__put(w, ",\"default_threads\":%zu", t->default_threads);
     write_nodes(w, f);
     write_gpus(w, f);

@@ -49,8 +49,10 @@ static void write_caches(uform__writer_t *w, const uform__cpu_info_t *cpu) {
                 if (cache->instance_sizes[k] < fewest) fewest = cache->instance_sizes[k];
                 if (cache->instance_sizes[k] > most) most = cache->instance_sizes[k];
             }
-            if (fewest == most) uform__put(w, ", each shared by %zu CPU%s, as ", most, most == 1 ? "" : "s");
-            else uform__put(w, ", each shared by %zu to %zu CPUs, as ", fewest, most);
+            if (fewest == most)
+                uform__put(w, ", each shared by %zu CPU%s, as ", most, most == 1 ? "" : "s");
+            else
+                uform__put(w, ", each shared by %zu to %zu CPUs, as ", fewest, most);
             uform__put_cpulist(w, cache->instance_cpus[0], cache->instance_sizes[0]);
         }
         uform__put(w, "\n");
@@ -59,21 +61,29 @@ static void write_caches(uform__writer_t *w, const uform__cpu_info_t *cpu) {
 
 static void write_cpu(uform__writer_t *w, const uform__facts_t *f) {
     const uform__cpu_info_t *cpu = f->cpu;
-    if (!cpu) uform__put(w, LABEL "unreadable (%s)\n", "CPU model:", f->cpu_error);
-    else uform__put(w, LABEL "%s\n", "CPU model:", *cpu->model ? cpu->model : "unknown");
+    if (!cpu)
+        uform__put(w, LABEL "unreadable (%s)\n", "CPU model:", f->cpu_error);
+    else
+        uform__put(w, LABEL "%s\n", "CPU model:", *cpu->model ? cpu->model : "unknown");
     uform__put(w, LABEL "%s\n", "CPU class:", uform_cpu_class_name(uform_cpu_class_derived()));
     if (!cpu) return;
     uform__put(w, LABEL "%zu (", "Online CPUs:", cpu->online_count);
     uform__put_cpulist(w, cpu->online, cpu->online_count);
     uform__put(w, ")\n");
-    if (cpu->sockets) uform__put(w, LABEL "%zu\n", "Sockets:", cpu->sockets);
-    else uform__put(w, LABEL "unknown\n", "Sockets:");
+    if (cpu->sockets)
+        uform__put(w, LABEL "%zu\n", "Sockets:", cpu->sockets);
+    else
+        uform__put(w, LABEL "unknown\n", "Sockets:");
     if (cpu->cores && cpu->sockets && cpu->cores % cpu->sockets == 0)
         uform__put(w, LABEL "%zu (%zu per socket)\n", "Cores:", cpu->cores, cpu->cores / cpu->sockets);
-    else if (cpu->cores) uform__put(w, LABEL "%zu\n", "Cores:", cpu->cores);
-    else uform__put(w, LABEL "unknown\n", "Cores:");
-    if (cpu->threads_per_core) uform__put(w, LABEL "%zu\n", "Threads per core:", cpu->threads_per_core);
-    else uform__put(w, LABEL "unknown\n", "Threads per core:");
+    else if (cpu->cores)
+        uform__put(w, LABEL "%zu\n", "Cores:", cpu->cores);
+    else
+        uform__put(w, LABEL "unknown\n", "Cores:");
+    if (cpu->threads_per_core)
+        uform__put(w, LABEL "%zu\n", "Threads per core:", cpu->threads_per_core);
+    else
+        uform__put(w, LABEL "unknown\n", "Threads per core:");
     write_caches(w, cpu);
 }
 
@@ -90,8 +100,10 @@ static void write_nodes(uform__writer_t *w, const uform__facts_t *f) {
         } else {
             uform__put(w, "no usable CPUs");
         }
-        if (node->memory_bytes) uform__put(w, ", %.1f GiB\n", (double)node->memory_bytes / (1024.0 * 1024 * 1024));
-        else uform__put(w, ", memory unknown\n");
+        if (node->memory_bytes)
+            uform__put(w, ", %.1f GiB\n", (double)node->memory_bytes / (1024.0 * 1024 * 1024));
+        else
+            uform__put(w, ", memory unknown\n");
     }
     if (!f->distances) {
         if (*f->distance_error) uform__put(w, LABEL "unreadable (%s)\n", "NUMA distances:", f->distance_error);
@@ -116,16 +128,23 @@ static void link_cell(const uform__facts_t *f, size_t i, size_t j, char *cell, s
         return;
     }
     const uform__gpu_link_t *link = &f->links[i * f->gpu_count + j];
-    if (link->access < 0) snprintf(cell, capacity, "?");
-    else if (!link->access) snprintf(cell, capacity, "-");
-    else if (link->performance_rank < 0) snprintf(cell, capacity, "P%s", link->native_atomics > 0 ? "+A" : "");
-    else snprintf(cell, capacity, "P%d%s", (int)link->performance_rank, link->native_atomics > 0 ? "+A" : "");
+    if (link->access < 0)
+        snprintf(cell, capacity, "?");
+    else if (!link->access)
+        snprintf(cell, capacity, "-");
+    else if (link->performance_rank < 0)
+        snprintf(cell, capacity, "P%s", link->native_atomics > 0 ? "+A" : "");
+    else
+        snprintf(cell, capacity, "P%d%s", (int)link->performance_rank, link->native_atomics > 0 ? "+A" : "");
 }
 
 static void write_gpus(uform__writer_t *w, const uform__facts_t *f) {
-    if (f->gpu_status != UFORM_STATUS_OK) uform__put(w, LABEL "unavailable (%s)\n", "GPUs:", f->gpu_error);
-    else if (!f->gpu_count) uform__put(w, LABEL "none (%s)\n", "GPUs:", uform__facts_no_gpu_reason());
-    else uform__put(w, LABEL "%zu\n", "GPUs:", f->gpu_count);
+    if (f->gpu_status != UFORM_STATUS_OK)
+        uform__put(w, LABEL "unavailable (%s)\n", "GPUs:", f->gpu_error);
+    else if (!f->gpu_count)
+        uform__put(w, LABEL "none (%s)\n", "GPUs:", uform__facts_no_gpu_reason());
+    else
+        uform__put(w, LABEL "%zu\n", "GPUs:", f->gpu_count);
     /* One line a device, as nvidia-smi -L: position first, then what tells devices apart. */
     for (size_t i = 0; i < f->gpu_count; i++) {
         const uform__gpu_detail_t *g = &f->gpus[i];
@@ -136,8 +155,10 @@ static void write_gpus(uform__writer_t *w, const uform__facts_t *f) {
                    vendor_name(g->device.vendor), g->device.vendor_ordinal, class_name ? class_name : "no class",
                    (int)g->compute_major, (int)g->compute_minor, g->device.compute_units, units,
                    (double)g->device.memory_bytes / (1024.0 * 1024 * 1024), g->pci_address);
-        if (g->numa_node >= 0) uform__put(w, "NUMA node %d)\n", (int)g->numa_node);
-        else uform__put(w, "NUMA node unknown)\n");
+        if (g->numa_node >= 0)
+            uform__put(w, "NUMA node %d)\n", (int)g->numa_node);
+        else
+            uform__put(w, "NUMA node unknown)\n");
     }
     if (!f->gpu_count) return;
     /* nvidia-smi topo -m: a row per GPU, its links to every other, then its node and CPUs. */
@@ -161,10 +182,14 @@ static void write_gpus(uform__writer_t *w, const uform__facts_t *f) {
             link_cell(f, i, j, cell, sizeof cell);
             uform__put(w, "%-*s  ", (int)width, cell);
         }
-        if (f->gpus[i].numa_node >= 0) uform__put(w, "%-4d  ", (int)f->gpus[i].numa_node);
-        else uform__put(w, "?     ");
-        if (f->gpu_cpu_counts[i]) uform__put_cpulist(w, f->gpu_cpus[i], f->gpu_cpu_counts[i]);
-        else uform__put(w, "?");
+        if (f->gpus[i].numa_node >= 0)
+            uform__put(w, "%-4d  ", (int)f->gpus[i].numa_node);
+        else
+            uform__put(w, "?     ");
+        if (f->gpu_cpu_counts[i])
+            uform__put_cpulist(w, f->gpu_cpus[i], f->gpu_cpu_counts[i]);
+        else
+            uform__put(w, "?");
         uform__put(w, "\n");
     }
     uform__put(w, "  X self; P<rank> peer access with the driver's performance rank (lower is faster),\n"
@@ -178,8 +203,10 @@ void uform__info_write_text(uform__writer_t *w, const uform__facts_t *f) {
     uform__put(w, LABEL "%s\n", "Capabilities available:", uform_capabilities_available());
     write_cpu(w, f);
     uform__put(w, LABEL "%zu\n", "Usable CPUs:", t->usable_count);
-    if (t->quota_cpus > 0) uform__put(w, LABEL "%.2f CPUs (cgroup cpu.max)\n", "CPU quota:", t->quota_cpus);
-    else uform__put(w, LABEL "none\n", "CPU quota:");
+    if (t->quota_cpus > 0)
+        uform__put(w, LABEL "%.2f CPUs (cgroup cpu.max)\n", "CPU quota:", t->quota_cpus);
+    else
+        uform__put(w, LABEL "none\n", "CPU quota:");
     uform__put(w, LABEL "%zu\n", "Default threads:", t->default_threads);
     write_nodes(w, f);
     write_gpus(w, f);

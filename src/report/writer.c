@@ -20,9 +20,12 @@ void uform__put(uform__writer_t *w, const char *format, ...) {
 void uform__put_json_string(uform__writer_t *w, const char *text) {
     uform__put(w, "\"");
     for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        if (*p == '"' || *p == '\\') uform__put(w, "\\%c", *p);
-        else if (*p < 0x20) uform__put(w, "\\u%04x", *p);
-        else uform__put(w, "%c", *p);
+        if (*p == '"' || *p == '\\')
+            uform__put(w, "\\%c", *p);
+        else if (*p < 0x20)
+            uform__put(w, "\\u%04x", *p);
+        else
+            uform__put(w, "%c", *p);
     }
     uform__put(w, "\"");
 }
@@ -76,6 +79,8 @@ void uform__put_size(uform__writer_t *w, uint64_t bytes) {
         unit++;
     }
     /* Whole sizes print whole (32 KiB), others with one decimal (27.5 MiB), as lscpu does. */
-    if (value == (double)(uint64_t)value) uform__put(w, "%llu %s", (unsigned long long)value, units[unit]);
-    else uform__put(w, "%.1f %s", value, units[unit]);
+    if (value == (double)(uint64_t)value)
+        uform__put(w, "%llu %s", (unsigned long long)value, units[unit]);
+    else
+        uform__put(w, "%.1f %s", value, units[unit]);
 }

@@ -39,7 +39,8 @@ static void base(void) {
     CHECK_EQ_INT(mkdir(root, 0755), 0);
     put("seam.txt", "isa x86_64\naffinity 0-1\n");
     put("cpuid.txt", "# no leaves\n");
-    put("proc/cpuinfo", "processor\t: 0\nmodel name\t: Test CPU @ 1GHz\n\nprocessor\t: 1\nmodel name\t: Test CPU @ 1GHz\n");
+    put("proc/cpuinfo",
+        "processor\t: 0\nmodel name\t: Test CPU @ 1GHz\n\nprocessor\t: 1\nmodel name\t: Test CPU @ 1GHz\n");
     put("sys/devices/system/node/online", "0-1\n");
     put("sys/devices/system/node/node0/cpulist", "0-1\n");
     put("sys/devices/system/node/node1/cpulist", "\n");

@@ -24,14 +24,16 @@ int main(void) {
     uform_cuDeviceCanAccessPeer_t can_access =
         (uform_cuDeviceCanAccessPeer_t)resolve(library, "cuDeviceCanAccessPeer", 4000);
 
-    static const uform_cuDeviceP2PAttribute attributes[] = {
-        UFORM_CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, UFORM_CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED,
-        UFORM_CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, UFORM_CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED};
+    static const uform_cuDeviceP2PAttribute attributes[] = {UFORM_CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK,
+                                                            UFORM_CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED,
+                                                            UFORM_CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
+                                                            UFORM_CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED};
     for (int a = 0; a < 4; a++)
         for (int b = 0; b < 4; b++) {
             int value = 77;
             if (a == b) {
-                for (int k = 0; k < 4; k++) CHECK_CU(attribute(&value, attributes[k], a, b), UFORM_CUDA_ERROR_INVALID_DEVICE);
+                for (int k = 0; k < 4; k++)
+                    CHECK_CU(attribute(&value, attributes[k], a, b), UFORM_CUDA_ERROR_INVALID_DEVICE);
                 CHECK_EQ_INT(value, 77); /* nothing written on refusal */
                 continue;
             }
@@ -41,7 +43,8 @@ int main(void) {
             CHECK_EQ_INT(peer, linked);
             CHECK_CU(attribute(&value, UFORM_CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, a, b), UFORM_CUDA_SUCCESS);
             CHECK_EQ_INT(value, peer); /* the two calls agree */
-            CHECK_CU(attribute(&value, UFORM_CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, a, b), UFORM_CUDA_SUCCESS);
+            CHECK_CU(attribute(&value, UFORM_CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, a, b),
+                     UFORM_CUDA_SUCCESS);
             CHECK_EQ_INT(value, linked);
             CHECK_CU(attribute(&value, UFORM_CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED, a, b),
                      UFORM_CUDA_SUCCESS);
