@@ -12,6 +12,7 @@ from typing import Any
 from . import lib as _lib
 from .lib import (
     Arena,
+    ArenaView,
     CallbackFailedError,
     ContendedError,
     Deferred,
@@ -28,7 +29,7 @@ from .lib import (
     MismatchError,
     NotFoundError,
     OutOfMemoryError,
-    TimeoutError,
+    TimeoutError as TimeoutError,  # the redundant alias exports it to type checkers (see __all__)
     UFormError,
     UFormInterruptedError,
     UFormIOError,
@@ -190,6 +191,7 @@ class MultimemTier(IntEnum):
 # module; uform.TimeoutError (a builtin TimeoutError too) is there to be named.
 __all__ = [
     "Arena",
+    "ArenaView",
     "CPUClass",
     "CallbackFailedError",
     "ContendedError",

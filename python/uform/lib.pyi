@@ -413,6 +413,34 @@ class Arena:
 
         Calls uform_arena_free.
         """
+    def view(self, address: int | None = None, nbytes: int | None = None) -> ArenaView:
+        """An ArenaView over `nbytes` of a host arena from `address` (None: all of it), zero copy.
+
+        Example: ``numpy.from_dlpack(arena.view(arena.allocate(4096), 4096))``. Raises ValueError
+        for a range outside the arena or a closed arena, BufferError for a device arena.
+        """
+    def device_view(self, device: int, address: int | None = None, nbytes: int | None = None) -> ArenaView:
+        """An ArenaView over the twin on device `device` of a range of a device arena.
+
+        `address` is device 0's, as allocate() answers it. Its DLPack device is (2, CUDA ordinal)
+        or (10, HIP device id). Raises ValueError, BufferError for a host arena,
+        InvalidArgumentError for a device out of range.
+        """
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> object:
+        """A DLPack capsule: a 1-D uint8 tensor over a host arena's whole capacity, zero copy.
+
+        max_version >= (1, 0): a versioned capsule. copy=True: a private copy. A dl_device other
+        than (1, 0), or a stream, raises BufferError; close() raises BufferError while it lives.
+        """
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(1, 0): kDLCPU. BufferError for a device arena."""
     def __enter__(self) -> Self: ...
     def __exit__(
         self,
@@ -421,9 +449,8 @@ class Arena:
         traceback: TracebackType | None,
         /,
     ) -> None: ...
-    if sys.version_info >= (3, 12):
-        def __buffer__(self, flags: int, /) -> memoryview: ...
-        def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
 
     @property
     def used(self) -> int:
@@ -437,6 +464,37 @@ class Arena:
     @property
     def closed(self) -> bool:
         """Whether it was closed."""
+
+@final
+class ArenaView:
+    """A range of an arena as an array: DLPack and, on the host, the buffer protocol."""
+
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> object:
+        """A DLPack capsule of the view; for a device view, stream=s (not -1) first waits for the
+        executor's earlier calls."""
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(1, 0) on the host, (2, ordinal) for CUDA, (10, id) for ROCm."""
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    @property
+    def address(self) -> int:
+        """Its first byte's address (on its device, for a device view)."""
+    @property
+    def nbytes(self) -> int:
+        """Bytes it spans."""
+    @property
+    def device(self) -> int | None:
+        """The executor's device it lies on, or None on the host."""
+    @property
+    def arena(self) -> Arena:
+        """The arena it lies in."""
 
 # ---- mesh ---------------------------------------------------------------------------------------
 

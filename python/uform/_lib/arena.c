@@ -1,23 +1,13 @@
 /* uform.lib: uform.Arena: memory placed where an executor computes, bump-allocated and freed whole.
  *
  * A host arena (RAM or no executor) exposes its whole capacity through the buffer protocol, and
- * refuses to close while a buffer taken from it lives. A device arena (VRAM executor) spans every
- * device of its executor symmetrically, exposes no buffer, and holds its Executor: the C library
- * leaves closing an executor freed meanwhile to its last device arena. */
+ * refuses to close while a buffer or a DLPack tensor taken from it lives. A device arena (VRAM
+ * executor) spans every device of its executor symmetrically, exposes no buffer but a DLPack
+ * tensor per device (arena_view.c), and holds its Executor: the C library leaves closing an
+ * executor freed meanwhile to its last device arena. */
 #include "binding.h"
 
-typedef struct {
-    PyObject_HEAD
-    uform_arena_t *arena; /* NULL once closed */
-    PyObject *executor;   /* the ExecutorObject a device arena holds, else NULL */
-    char *base;           /* a host arena's first byte, else NULL */
-    size_t capacity;
-    size_t devices;
-    Py_ssize_t exports; /* live buffers taken from it */
-    PyObject *weakreflist;
-} ArenaObject;
-
-static int arena_open(ArenaObject *self) {
+int arena_open(ArenaObject *self) {
     if (!self->arena) {
         PyErr_SetString(PyExc_ValueError, "the arena is closed");
         return -1;
@@ -52,6 +42,8 @@ static void Arena_dealloc(ArenaObject *self) {
     if (self->weakreflist) PyObject_ClearWeakRefs((PyObject *)self);
     arena_release(self);
     Py_CLEAR(self->executor); /* after the arena: it may be the executor's last holder */
+    PyMem_Free(self->dl_device_types);
+    PyMem_Free(self->dl_device_ids);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -93,8 +85,9 @@ static PyObject *Arena_new_in(PyTypeObject *cls, PyObject *args, PyObject *kwarg
 
     size_t devices = uform_arena_devices(arena);
     char *base = NULL;
-    if (devices == 0) {
-        /* The first byte: nothing taken yet, so 0 bytes at alignment 1 answer the base itself. */
+    {
+        /* The first byte (device 0's for a device arena): nothing taken yet, so 0 bytes at
+         * alignment 1 answer the base itself. */
         void *first = NULL;
         status = uform_arena_allocate(arena, 0, 1, &first);
         if (status != UFORM_STATUS_OK || capacity > (size_t)PY_SSIZE_T_MAX) {
@@ -115,10 +108,25 @@ static PyObject *Arena_new_in(PyTypeObject *cls, PyObject *args, PyObject *kwarg
         return NULL;
     }
     self->arena = arena;
-    self->base = base;
+    self->base = devices ? NULL : base;
+    self->device_base = devices ? base : NULL;
     self->capacity = capacity;
     self->devices = devices;
-    if (devices) self->executor = Py_NewRef(executor_object);
+    if (devices) {
+        self->executor = Py_NewRef(executor_object);
+        self->dl_device_types = PyMem_Calloc(devices, sizeof(int32_t));
+        self->dl_device_ids = PyMem_Calloc(devices, sizeof(int32_t));
+        if (!self->dl_device_types || !self->dl_device_ids) {
+            Py_DECREF(self);
+            return PyErr_NoMemory();
+        }
+        /* Learnt now, while the executor is surely open; from inside one of its callbacks that
+         * call would be re-entry, so device_view() learns it later. */
+        if (running_callback_of != (void *)executor && arena_learn_devices(self) < 0) {
+            Py_DECREF(self);
+            return NULL;
+        }
+    }
     return (PyObject *)self;
 }
 
@@ -168,8 +176,10 @@ static PyObject *Arena_device_pointer(ArenaObject *self, PyObject *args, PyObjec
 
 static PyObject *arena_close(ArenaObject *self) {
     if (self->exports > 0) {
-        PyErr_Format(PyExc_BufferError, "cannot close the arena: %zd buffer%s taken from it still live", self->exports,
-                     self->exports == 1 ? "" : "s");
+        PyErr_Format(PyExc_BufferError,
+                     "cannot close the arena: %zd buffer%s taken from it still live (memoryviews, arrays over it, "
+                     "DLPack tensors); drop them first",
+                     self->exports, self->exports == 1 ? "" : "s");
         return NULL;
     }
     if (self->arena && self->executor && running_callback_of == (void *)self->executor) {
@@ -263,6 +273,11 @@ static PyMethodDef Arena_methods[] = {
     {"device_pointer", (PyCFunction)(void (*)(void))Arena_device_pointer, METH_VARARGS | METH_KEYWORDS,
      Arena_device_pointer_doc},
     {"close", (PyCFunction)Arena_close, METH_NOARGS, Arena_close_doc},
+    {"__dlpack__", (PyCFunction)(void (*)(void))Arena_dlpack, METH_VARARGS | METH_KEYWORDS, Arena_dlpack_doc},
+    {"__dlpack_device__", (PyCFunction)Arena_dlpack_device, METH_NOARGS, Arena_dlpack_device_doc},
+    {"view", (PyCFunction)(void (*)(void))Arena_view, METH_VARARGS | METH_KEYWORDS, Arena_view_doc},
+    {"device_view", (PyCFunction)(void (*)(void))Arena_device_view, METH_VARARGS | METH_KEYWORDS,
+     Arena_device_view_doc},
     {"__enter__", (PyCFunction)Arena_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nAnswers itself."},
     {"__exit__", (PyCFunction)(void (*)(void))Arena_exit, METH_FASTCALL,
      "__exit__($self, kind, value, traceback, /)\n--\n\nCloses it, as close() does."},

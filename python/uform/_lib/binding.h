@@ -185,9 +185,59 @@ extern const char Executor_for_devices_doc[], Executor_for_devices_native_doc[],
         EXECUTOR_VRAM_METHOD_(copy_to_device), EXECUTOR_VRAM_METHOD_(copy_to_host),                    \
         EXECUTOR_VRAM_METHOD_(device_scratch), EXECUTOR_VRAM_METHOD_(staging)
 
-/* ---- arena.c ------------------------------------------------------------------------------- */
+/* ---- dlpack.c ------------------------------------------------------------------------------ */
+
+/* DLDeviceType values (dlpack.h). */
+enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_ROCM = 10 };
+
+/* What one DLPack export borrows from its lender. */
+typedef struct lend_t {
+    void *data;
+    size_t bytes;
+    int32_t device_type, device_id;
+    PyObject *owner;                  /* kept alive by every export */
+    void (*hold)(PyObject *owner);    /* counts one more live export (GIL held) */
+    void (*release)(PyObject *owner); /* counts one fewer (GIL held) */
+    /* For device memory: orders the executor's earlier work before the consumer's reads; -1 with
+     * an exception set when it cannot. NULL: nothing to order. */
+    int (*synchronize)(PyObject *owner);
+} lend_t;
+
+/* __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) over `lend`. */
+PyObject *dlpack_export(const lend_t *lend, PyObject *args, PyObject *kwargs);
+/* __dlpack_device__(): (device_type, device_id). */
+PyObject *dlpack_device_tuple(const lend_t *lend);
+
+/* ---- arena.c, arena_view.c ------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    uform_arena_t *arena; /* NULL once closed */
+    PyObject *executor;   /* the ExecutorObject a device arena holds, else NULL */
+    char *base;           /* a host arena's first byte, else NULL */
+    char *device_base;    /* a device arena's first byte on device 0, else NULL */
+    size_t capacity;
+    size_t devices;
+    int32_t *dl_device_types; /* per device: DL_CUDA or DL_ROCM, 0 until learnt */
+    int32_t *dl_device_ids;   /* per device: the CUdevice or HIP device id */
+    Py_ssize_t exports; /* live buffers, views' buffers and DLPack tensors taken from it */
+    PyObject *weakreflist;
+} ArenaObject;
 
 extern PyTypeObject ArenaType;
+extern PyTypeObject ArenaViewType;
+
+int arena_open(ArenaObject *self);
+void arena_hold(PyObject *arena);
+void arena_let_go(PyObject *arena);
+/* Learns each device's DLPack device (a call on the executor); 0, or -1 with an exception set. */
+int arena_learn_devices(ArenaObject *self);
+/* The arena's __dlpack__, __dlpack_device__, view and device_view, listed in arena.c's table. */
+PyObject *Arena_dlpack(ArenaObject *self, PyObject *args, PyObject *kwargs);
+PyObject *Arena_dlpack_device(ArenaObject *self, PyObject *unused);
+PyObject *Arena_view(ArenaObject *self, PyObject *args, PyObject *kwargs);
+PyObject *Arena_device_view(ArenaObject *self, PyObject *args, PyObject *kwargs);
+extern const char Arena_dlpack_doc[], Arena_dlpack_device_doc[], Arena_view_doc[], Arena_device_view_doc[];
 
 /* ---- mesh.c -------------------------------------------------------------------------------- */
 
