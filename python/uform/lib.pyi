@@ -383,6 +383,15 @@ class Executor:
     def staging(self, device: int, nbytes: int) -> memoryview:
         """Pinned host staging for the running device function of `device`, released when it returns.
 
+        A larger request releases the earlier views (BufferError while an array over one lives);
+        an export outliving the function makes copies, larger staging and close() raise
+        BufferError until it is dropped.
+
+        Calls uform_executor_staging.
+        """
+    def staging_tensor(self, device: int, nbytes: int) -> Staging:
+        """As staging(), a Staging: a buffer and a DLPack producer on kDLCUDAHost (kDLROCMHost).
+
         Calls uform_executor_staging.
         """
 
@@ -464,6 +473,30 @@ class Arena:
     @property
     def closed(self) -> bool:
         """Whether it was closed."""
+
+@final
+class Staging:
+    """Pinned staging lent to one device function: a buffer and a DLPack producer until it returns."""
+
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> object:
+        """A DLPack capsule on kDLCUDAHost; dl_device=(1, 0) answers it as CPU memory, zero copy."""
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(3, 0) for CUDA pinned memory, (11, 0) for ROCm's."""
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    @property
+    def nbytes(self) -> int:
+        """Bytes it spans."""
+    @property
+    def valid(self) -> bool:
+        """Whether its device function still runs and has not grown its staging."""
 
 @final
 class ArenaView:

@@ -98,6 +98,7 @@ typedef struct {
     closer_t *closer;     /* a close begun and not yet seen to end, or NULL */
     PyObject *weakreflist;
     Py_ssize_t busy;      /* Python threads inside a C call on it (guarded by the GIL) */
+    Py_ssize_t lent_staging; /* staging views whose exports outlived their device function (vram.c) */
     int closed;
 } ExecutorObject;
 
@@ -151,6 +152,7 @@ void deferred_atfork_child(void);
 /* ---- vram.c -------------------------------------------------------------------------------- */
 
 extern PyTypeObject *DeviceSlotType;
+extern PyTypeObject StagingType;
 extern PyStructSequence_Desc DeviceSlot_desc;
 
 /* A new uform.DeviceSlot for `slot`, or NULL with an exception set. */
@@ -160,11 +162,15 @@ PyObject *device_slot_new(const uform_device_slot_t *slot);
 typedef struct device_function_scope_t {
     void *owner;
     uform_executor_t *executor;
-    PyObject *staging_views; /* a list, or NULL */
+    PyObject *staging_views; /* a list of Staging objects and memoryviews over them, or NULL */
+    size_t staging_bytes;    /* the largest staging request so far: a larger one may replace it */
+    uint32_t vendor;         /* the device's uform_gpu_vendor_t */
     struct device_function_scope_t *outer;
 } device_function_scope_t;
 void device_function_enter(device_function_scope_t *scope, void *owner, uform_executor_t *executor);
 void device_function_leave(device_function_scope_t *scope);
+/* BufferError (-1) while staging exports outlive their device function: `what` would free them. */
+int executor_staging_check(ExecutorObject *self, const char *what);
 
 /* The Executor's GPU methods and attribute, listed in executor.c's tables. */
 PyObject *Executor_for_devices(ExecutorObject *self, PyObject *args, PyObject *kwargs);
@@ -173,22 +179,24 @@ PyObject *Executor_copy_to_device(ExecutorObject *self, PyObject *args, PyObject
 PyObject *Executor_copy_to_host(ExecutorObject *self, PyObject *args, PyObject *kwargs);
 PyObject *Executor_device_scratch(ExecutorObject *self, PyObject *args, PyObject *kwargs);
 PyObject *Executor_staging(ExecutorObject *self, PyObject *args, PyObject *kwargs);
+PyObject *Executor_staging_tensor(ExecutorObject *self, PyObject *args, PyObject *kwargs);
 PyObject *Executor_get_devices(ExecutorObject *self, void *unused);
 PyObject *Executor_get_gpu_class(ExecutorObject *self, void *unused);
 extern const char Executor_for_devices_doc[], Executor_for_devices_native_doc[], Executor_copy_to_device_doc[],
-    Executor_copy_to_host_doc[], Executor_device_scratch_doc[], Executor_staging_doc[];
+    Executor_copy_to_host_doc[], Executor_device_scratch_doc[], Executor_staging_doc[],
+    Executor_staging_tensor_doc[];
 
 #define EXECUTOR_VRAM_METHOD_(name)                                                                      \
     {#name, (PyCFunction)(void (*)(void))Executor_##name, METH_VARARGS | METH_KEYWORDS, Executor_##name##_doc}
 #define EXECUTOR_VRAM_METHODS                                                                            \
     EXECUTOR_VRAM_METHOD_(for_devices), EXECUTOR_VRAM_METHOD_(for_devices_native),                     \
         EXECUTOR_VRAM_METHOD_(copy_to_device), EXECUTOR_VRAM_METHOD_(copy_to_host),                    \
-        EXECUTOR_VRAM_METHOD_(device_scratch), EXECUTOR_VRAM_METHOD_(staging)
+        EXECUTOR_VRAM_METHOD_(device_scratch), EXECUTOR_VRAM_METHOD_(staging), EXECUTOR_VRAM_METHOD_(staging_tensor)
 
 /* ---- dlpack.c ------------------------------------------------------------------------------ */
 
 /* DLDeviceType values (dlpack.h). */
-enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_ROCM = 10 };
+enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_ROCM = 10, DL_ROCM_HOST = 11 };
 
 /* What one DLPack export borrows from its lender. */
 typedef struct lend_t {

@@ -177,7 +177,8 @@ PyObject *dlpack_export(const lend_t *lend, PyObject *args, PyObject *kwargs) {
         if (parse_dl_device(dl_device_object, "dl_device", &wanted) < 0) return NULL;
         /* Pinned host memory is the CPU's as well, with no copy. */
         int same = wanted.device_type == device.device_type && wanted.device_id == device.device_id;
-        int pinned_as_cpu = device.device_type == DL_CUDA_HOST && wanted.device_type == DL_CPU && wanted.device_id == 0;
+        int pinned_as_cpu = (device.device_type == DL_CUDA_HOST || device.device_type == DL_ROCM_HOST) &&
+                            wanted.device_type == DL_CPU && wanted.device_id == 0;
         if (!same && !pinned_as_cpu) {
             PyErr_Format(PyExc_BufferError,
                          "cannot export memory on DLPack device (%d, %d) to (%d, %d): uform makes no cross-device "

@@ -358,6 +358,7 @@ static PyObject *executor_close(ExecutorObject *self) {
         PyErr_SetString(PyExc_RuntimeError, "a callback must not close the executor running it");
         return NULL;
     }
+    if (!self->closed && executor_staging_check(self, "close()") < 0) return NULL;
     self->closed = 1;
     if (!self->closer) {
         while (self->busy > 0 && self->executor) {

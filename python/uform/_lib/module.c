@@ -32,7 +32,7 @@ PyMODINIT_FUNC PyInit_lib(void) {
         PyModule_AddObjectRef(module, "MeshDescription", (PyObject *)MeshDescriptionType) < 0 ||
         PyModule_AddObjectRef(module, "DeviceSlot", (PyObject *)DeviceSlotType) < 0)
         goto fail;
-    PyTypeObject *types[] = {&ExecutorType, &DeferredType, &ArenaType, &ArenaViewType, &MeshOptionsType, &MeshType};
+    PyTypeObject *types[] = {&ExecutorType, &DeferredType, &ArenaType, &ArenaViewType, &StagingType, &MeshOptionsType, &MeshType};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i)
         if (PyModule_AddType(module, types[i]) < 0) goto fail;
     if (PyModule_AddStringConstant(module, "VERSION", uform_version()) < 0 ||
