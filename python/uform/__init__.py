@@ -6,6 +6,7 @@ errors) and defines the enums, valued as the C library's, and the capability que
 
 from __future__ import annotations
 
+import os
 from enum import IntEnum
 from typing import Any
 
@@ -92,36 +93,90 @@ def info(*, json: bool = False) -> str:
     return _lib.info(json=json)
 
 
+class _Waiter:
+    """The one thread that waits for every awaited deferred call, however many are awaited.
+
+    It sleeps on the oldest pending call in short slices (calls on one executor finish in
+    submission order), then hands each finished call back to its event loop with
+    call_soon_threadsafe, where the outcome is read and raised. The loop never blocks, and the
+    thread is a daemon that leaves when nothing is pending: an interrupted asyncio.run() does
+    not join it, so Ctrl-C ends it at once."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._pending: list[tuple[Deferred, Any, Any]] = []
+        self._running = False
+
+    def add(self, deferred: Deferred, loop: Any, future: Any) -> None:
+        import threading
+
+        with self._lock:
+            self._pending.append((deferred, loop, future))
+            if self._running:
+                return
+            self._running = True
+        threading.Thread(target=self._run, name="uform:await", daemon=True).start()
+
+    def forget_in_child(self) -> None:
+        """After fork(): the thread is not in the child, and neither are the parent's loops."""
+        import threading
+
+        self._lock = threading.Lock()
+        self._pending = []
+        self._running = False
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._running = False
+                    return
+                oldest = self._pending[0][0]
+            try:
+                oldest.wait(0.02)
+            except BaseException:  # its failure, or the slice running out: read again on the loop
+                pass
+            with self._lock:
+                finished = [entry for entry in self._pending if entry[0].done() or entry[2].done()]
+                self._pending = [entry for entry in self._pending if entry not in finished]
+            for deferred, loop, future in finished:
+                try:
+                    loop.call_soon_threadsafe(_settle, deferred, future)
+                except RuntimeError:  # the loop closed first: nobody awaits any more
+                    pass
+
+
+def _settle(deferred: Deferred, future: Any) -> None:
+    """On the awaiting loop: the finished call's outcome becomes the future's."""
+    if future.done():  # cancelled meanwhile
+        return
+    try:
+        deferred.wait(0)
+    except BaseException as error:  # the call's failure, raised again by await
+        future.set_exception(error)
+    else:
+        future.set_result(None)
+
+
+_waiter = _Waiter()
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_waiter.forget_in_child)
+
+
 def _await_deferred(deferred: Deferred) -> Any:
-    """What `await deferred` iterates: a future of the running loop, settled by a daemon thread that
-    waits for the call. The loop never blocks, and an interrupted asyncio.run() does not join the
-    waiting thread (as it would join the loop's default executor), so Ctrl-C ends it at once."""
+    """What `await deferred` iterates: a future of the running loop, settled once the shared
+    waiting thread (_Waiter) sees the call finish."""
     import asyncio
-    import threading
 
     loop = asyncio.get_running_loop()
     future = loop.create_future()
-
-    def settle(error: BaseException | None) -> None:
-        if future.done():  # cancelled meanwhile
-            return
-        if error is None:
-            future.set_result(None)
-        else:
-            future.set_exception(error)
-
-    def wait() -> None:
-        error: BaseException | None = None
-        try:
-            deferred.wait()
-        except BaseException as raised:  # the call's failure, raised again by await
-            error = raised
-        try:
-            loop.call_soon_threadsafe(settle, error)
-        except RuntimeError:  # the loop closed first: nobody awaits any more
-            pass
-
-    threading.Thread(target=wait, name="uform:await", daemon=True).start()
+    if deferred.done():
+        _settle(deferred, future)
+    else:
+        _waiter.add(deferred, loop, future)
     return future.__await__()
 
 

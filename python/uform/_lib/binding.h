@@ -146,6 +146,8 @@ DeferredObject *deferred_new(PyObject *executor, PyObject *function, PyObject *p
                              const char *verb);
 /* Forgets what a Deferred of a refused submission refers to, so that dropping it is quiet. */
 void deferred_discard(DeferredObject *self);
+/* uform.lib._set_wait_slice_hook(callable or None), for tests: see deferred.c. */
+PyObject *set_wait_slice_hook(PyObject *module, PyObject *hook);
 /* Resets the reaper in a fork()ed child, where its thread does not exist. */
 void deferred_atfork_child(void);
 

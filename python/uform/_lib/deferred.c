@@ -124,6 +124,15 @@ void deferred_atfork_child(void) {
 
 /* ---- Deferred ----------------------------------------------------------------------------- */
 
+/* Tests only: called (holding the GIL) each time a wait slice runs out, before the poll that
+ * tells a finished call from a running one, so a test can finish the call inside that window. */
+static PyObject *wait_slice_hook;
+
+PyObject *set_wait_slice_hook(PyObject *module, PyObject *hook) {
+    Py_XSETREF(wait_slice_hook, hook == Py_None ? NULL : Py_NewRef(hook));
+    Py_RETURN_NONE;
+}
+
 DeferredObject *deferred_new(PyObject *executor, PyObject *function, PyObject *progress, PyObject *keep,
                              const char *verb) {
     deferred_call_t *call = PyMem_RawCalloc(1, sizeof *call);
@@ -243,7 +252,15 @@ static PyObject *Deferred_wait(DeferredObject *self, PyObject *args, PyObject *k
         Py_BEGIN_ALLOW_THREADS
         status = uform_deferred_wait(self->call->handle, step);
         Py_END_ALLOW_THREADS
-        /* TIMEOUT is ambiguous: the call may have finished with TIMEOUT as its own status. */
+        if (status == UFORM_STATUS_TIMEOUT && wait_slice_hook) {
+            PyObject *result = PyObject_CallNoArgs(wait_slice_hook);
+            if (!result) return NULL;
+            Py_DECREF(result);
+        }
+        /* TIMEOUT is ambiguous: the slice ran out, or the call finished with TIMEOUT as its own
+         * status. A call that finished since the slice ran out answers its own status now. */
+        if (status == UFORM_STATUS_TIMEOUT && uform_deferred_poll(self->call->handle) == UFORM_STATUS_OK)
+            status = uform_deferred_wait(self->call->handle, 0);
         if (status != UFORM_STATUS_TIMEOUT || uform_deferred_poll(self->call->handle) == UFORM_STATUS_OK)
             return deferred_outcome(self, status);
         waited += step;
