@@ -93,6 +93,37 @@ def info(*, json: bool = False) -> str:
     return _lib.info(json=json)
 
 
+def _native_address(thing: object, role: str) -> int:
+    """The address a native verb takes for `thing`, a ctypes or cffi object, or TypeError.
+
+    role "function": a ctypes function object (CFUNCTYPE callback, a library's symbol) or a cffi
+    function pointer. role "context": also a ctypes pointer (its value), any other ctypes object
+    (its address, as ctypes.addressof), or a cffi pointer."""
+    import sys
+
+    ctypes = sys.modules.get("ctypes")
+    if ctypes is not None:
+        # A function object's or a pointer's memory holds the address itself. (ctypes.cast would
+        # leave a reference cycle through `thing` in its _objects, one more on every call.)
+        if isinstance(thing, ctypes._CFuncPtr) or (  # type: ignore[attr-defined]
+            role == "context" and isinstance(thing, (ctypes._Pointer, ctypes.c_void_p))  # type: ignore[attr-defined]
+        ):
+            return ctypes.c_void_p.from_buffer(thing).value or 0  # type: ignore[arg-type]
+        if role == "context" and isinstance(thing, ctypes._SimpleCData.__mro__[1]):  # _CData: any ctypes object
+            return ctypes.addressof(thing)  # type: ignore[arg-type]
+    backend = sys.modules.get("_cffi_backend")
+    if backend is not None and isinstance(thing, backend._CDataBase):
+        ffi = backend.FFI()
+        kind = ffi.typeof(thing).kind
+        if kind == "function" or (role == "context" and kind == "pointer"):
+            return int(ffi.cast("uintptr_t", thing))
+        raise TypeError(f"{role} must be a cffi {'function pointer' if role == 'function' else 'pointer'}, "
+                        f"not a cffi {kind} ({ffi.typeof(thing).cname})")
+    kinds = "a ctypes function or a cffi function pointer" if role == "function" else \
+        "a ctypes object or pointer, or a cffi pointer"
+    raise TypeError(f"{role} must be an address (int), {kinds}, not {type(thing).__name__}")
+
+
 class _Waiter:
     """The one thread that waits for every awaited deferred call, however many are awaited.
 

@@ -1,6 +1,7 @@
 """Stubs of the CPython extension over libuform; import these names from `uform`."""
 
 import builtins
+import ctypes
 import os
 import sys
 from collections.abc import Callable, Generator, Sequence
@@ -17,6 +18,11 @@ _Task: TypeAlias = Callable[[int, int], object]
 _Slice: TypeAlias = Callable[[int, int, int], object]
 _Progress: TypeAlias = Callable[[int, int], object]
 _DeviceFunction: TypeAlias = Callable[[DeviceSlot], object]
+# A C function for the native verbs: its address, a ctypes function object, or a cffi function
+# pointer (cffi ships no stubs, hence Any); its context: an address, a ctypes object (its address)
+# or pointer, or a cffi pointer.
+_NativeFunction: TypeAlias = int | ctypes._CData | Any
+_NativeContext: TypeAlias = int | ctypes._CData | Any
 
 VERSION: Final[str]
 VERSION_NUMBER: Final[int]
@@ -229,8 +235,8 @@ class Executor:
     def for_n_native(
         self,
         n: int,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         dynamic: bool = False,
         deferred: Literal[False] = False,
@@ -241,8 +247,8 @@ class Executor:
     def for_n_native(
         self,
         n: int,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         dynamic: bool = False,
         deferred: Literal[True],
@@ -252,8 +258,8 @@ class Executor:
     @overload
     def for_threads_native(
         self,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         deferred: Literal[False] = False,
         progress: _Progress | None = None,
@@ -262,8 +268,8 @@ class Executor:
     @overload
     def for_threads_native(
         self,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         deferred: Literal[True],
         progress: _Progress | None = None,
@@ -273,8 +279,8 @@ class Executor:
     def for_slices_native(
         self,
         n: int,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         deferred: Literal[False] = False,
         progress: _Progress | None = None,
@@ -284,8 +290,8 @@ class Executor:
     def for_slices_native(
         self,
         n: int,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         deferred: Literal[True],
         progress: _Progress | None = None,
@@ -306,8 +312,8 @@ class Executor:
     @overload
     def for_devices_native(
         self,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         deferred: Literal[False] = False,
         progress: _Progress | None = None,
@@ -320,8 +326,8 @@ class Executor:
     @overload
     def for_devices_native(
         self,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         deferred: Literal[True],
         progress: _Progress | None = None,

@@ -560,8 +560,12 @@ static PyObject *Executor_for_n_native(ExecutorObject *self, PyObject *args, PyO
     void *function = NULL, *context = NULL;
     if (parse_size(n_object, "n", &n) < 0 || parse_native(function_object, context_object, &function, &context) < 0)
         return NULL;
-    return run_verb(self, dynamic ? VERB_FOR_N_DYNAMIC : VERB_FOR_N, n, NULL, function, context, keep, deferred,
+    PyObject *held = native_keep(keep, function_object, context_object);
+    if (!held) return NULL;
+    PyObject *result = run_verb(self, dynamic ? VERB_FOR_N_DYNAMIC : VERB_FOR_N, n, NULL, function, context, held, deferred,
                     progress);
+    Py_DECREF(held);
+    return result;
 }
 
 PyDoc_STRVAR(Executor_for_threads_native_doc,
@@ -579,7 +583,11 @@ static PyObject *Executor_for_threads_native(ExecutorObject *self, PyObject *arg
         return NULL;
     void *function = NULL, *context = NULL;
     if (parse_native(function_object, context_object, &function, &context) < 0) return NULL;
-    return run_verb(self, VERB_FOR_THREADS, 0, NULL, function, context, keep, deferred, progress);
+    PyObject *held = native_keep(keep, function_object, context_object);
+    if (!held) return NULL;
+    PyObject *result = run_verb(self, VERB_FOR_THREADS, 0, NULL, function, context, held, deferred, progress);
+    Py_DECREF(held);
+    return result;
 }
 
 PyDoc_STRVAR(Executor_for_slices_native_doc,
@@ -601,7 +609,11 @@ static PyObject *Executor_for_slices_native(ExecutorObject *self, PyObject *args
     void *function = NULL, *context = NULL;
     if (parse_size(n_object, "n", &n) < 0 || parse_native(function_object, context_object, &function, &context) < 0)
         return NULL;
-    return run_verb(self, VERB_FOR_SLICES, n, NULL, function, context, keep, deferred, progress);
+    PyObject *held = native_keep(keep, function_object, context_object);
+    if (!held) return NULL;
+    PyObject *result = run_verb(self, VERB_FOR_SLICES, n, NULL, function, context, held, deferred, progress);
+    Py_DECREF(held);
+    return result;
 }
 
 /* ---- attributes ------------------------------------------------------------------------------- */
