@@ -199,11 +199,18 @@ if hasattr(os, "register_at_fork"):
 
 def _await_deferred(deferred: Deferred) -> Any:
     """What `await deferred` iterates: a future of the running loop, settled once the shared
-    waiting thread (_Waiter) sees the call finish."""
+    waiting thread (_Waiter) sees the call finish; cancelling it (the awaiting task cancelled)
+    cancels the call."""
     import asyncio
 
     loop = asyncio.get_running_loop()
     future = loop.create_future()
+
+    def cancel_the_call(settled: Any) -> None:
+        if settled.cancelled():  # the awaiting task was cancelled: so is the call
+            deferred.cancel()
+
+    future.add_done_callback(cancel_the_call)
     if deferred.done():
         _settle(deferred, future)
     else:

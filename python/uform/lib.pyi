@@ -124,6 +124,11 @@ class Deferred:
         """Waits for the call and raises its failure; uform.TimeoutError if still running."""
     def progress(self) -> tuple[int, int]:
         """Tasks finished so far and in total."""
+    def cancel(self) -> None:
+        """Cancels the call: tasks not started never start; wait() then raises UFormInterruptedError.
+
+        Calls uform_deferred_cancel.
+        """
     def __await__(self) -> Generator[Any, None, None]: ...
 
 @final

@@ -28,7 +28,7 @@ def main() -> int:
         try:
             deferred.wait(timeout=5.0)
         except uform.TimeoutError:
-            deferred.wait()
+            deferred.cancel()
         asyncio.run(wait_for(executor.for_threads(lambda thread, _: None, deferred=True)))
         view: ArenaView = arena.view(arena.allocate(4096), 4096)
         device: tuple[int, int] = view.__dlpack_device__()

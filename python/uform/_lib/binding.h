@@ -90,6 +90,24 @@ void context_clear(call_context_t *context);
 /* Raises the recorded exception, if any; answers 1 when it did. */
 int raise_recorded(call_context_t *context);
 
+/* ---- interrupt.c --------------------------------------------------------------------------- */
+
+/* A synchronous call's cancel flag, set by Ctrl-C while the call runs on the main thread. */
+typedef struct interrupt_scope_t {
+    volatile int flag; /* uform_call_t.cancel points here */
+    volatile int *outer;
+    int installed;
+} interrupt_scope_t;
+
+/* Learns the main thread; at import. */
+int interrupt_init(void);
+/* Around a synchronous call, holding the GIL: SIGINT then sets scope->flag (on the main thread). */
+void interrupt_enter(interrupt_scope_t *scope);
+void interrupt_leave(interrupt_scope_t *scope);
+/* The exception of a call that answered `status` (not OK) after Ctrl-C cancelled it:
+ * KeyboardInterrupt from Python's handler, else the status's own. NULL. */
+PyObject *interrupted(interrupt_scope_t *scope, uform_status_t status);
+
 /* ---- executor.c ---------------------------------------------------------------------------- */
 
 /* A close in progress: uform_executor_free runs on its own thread so that the closing Python

@@ -273,6 +273,26 @@ static PyObject *Deferred_wait(DeferredObject *self, PyObject *args, PyObject *k
     }
 }
 
+PyDoc_STRVAR(Deferred_cancel_doc,
+             "cancel($self, /)\n"
+             "--\n\n"
+             "Cancels the call: tasks not yet started never start, running ones finish, and wait()\n"
+             "or await then raise uform.UFormInterruptedError (an InterruptedError). A call still\n"
+             "queued behind others ends at once with progress (0, total). Never blocks; cancelling\n"
+             "a finished call does nothing (its outcome stands), and so does cancelling twice.\n"
+             "Cancelling the asyncio task awaiting a Deferred cancels the call too.\n\n"
+             "    pending = executor.for_n(10_000, work, deferred=True)\n"
+             "    pending.cancel()\n"
+             "    done, total = pending.progress()   # what ran\n\n"
+             "Calls uform_deferred_cancel.");
+
+static PyObject *Deferred_cancel(DeferredObject *self, PyObject *unused) {
+    if (!self->call->handle) Py_RETURN_NONE;
+    uform_status_t status = uform_deferred_cancel(self->call->handle);
+    if (status != UFORM_STATUS_OK) return raise_status(status);
+    Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(Deferred_progress_doc, "progress($self, /)\n--\n\nTasks finished so far and in total, as (done, total).\n\n"
                                     "Calls uform_deferred_progress.");
 
@@ -305,6 +325,7 @@ static PyMethodDef Deferred_methods[] = {
     {"done", (PyCFunction)Deferred_done, METH_NOARGS, Deferred_done_doc},
     {"wait", (PyCFunction)(void (*)(void))Deferred_wait, METH_VARARGS | METH_KEYWORDS, Deferred_wait_doc},
     {"progress", (PyCFunction)Deferred_progress, METH_NOARGS, Deferred_progress_doc},
+    {"cancel", (PyCFunction)Deferred_cancel, METH_NOARGS, Deferred_cancel_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -436,19 +436,24 @@ static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject 
     uform_status_t status;
     if (!deferred) {
         call_context_t context = {python_function, progress, NULL, 0, self, NULL};
+        interrupt_scope_t interrupt;
         call.progress = progress ? progress_trampoline : NULL;
         call.progress_context = &context;
+        call.cancel = &interrupt.flag;
         void *task_context = python_function ? (void *)&context : native_context;
         self->busy++;
+        interrupt_enter(&interrupt);
         Py_BEGIN_ALLOW_THREADS
-        status = dispatch(verb, self->executor, progress ? &call : NULL, n, function, task_context);
+        status = dispatch(verb, self->executor, &call, n, function, task_context);
         Py_END_ALLOW_THREADS
+        interrupt_leave(&interrupt);
         self->busy--;
         if (context.error) {
             raise_recorded(&context);
             Py_DECREF(context.error);
             return NULL;
         }
+        if (status != UFORM_STATUS_OK && interrupt.flag) return interrupted(&interrupt, status);
         if (status != UFORM_STATUS_OK) return raise_status(status);
         Py_RETURN_NONE;
     }

@@ -23,7 +23,7 @@ PyMODINIT_FUNC PyInit_lib(void) {
         atfork_registered = 1;
         pthread_atfork(NULL, NULL, deferred_atfork_child);
     }
-    if (add_errors(module) < 0) goto fail;
+    if (add_errors(module) < 0 || interrupt_init() < 0) goto fail;
     if (!GPUDeviceType) GPUDeviceType = PyStructSequence_NewType(&GPUDevice_desc);
     if (!MeshDescriptionType) MeshDescriptionType = PyStructSequence_NewType(&MeshDescription_desc);
     if (!DeviceSlotType) DeviceSlotType = PyStructSequence_NewType(&DeviceSlot_desc);

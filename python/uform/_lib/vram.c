@@ -298,19 +298,24 @@ static PyObject *gpu_run(ExecutorObject *self, gpu_request_t *request, PyObject 
     uform_status_t status;
     if (!deferred) {
         call_context_t context = {python_function, progress, NULL, 0, self, self->executor};
+        interrupt_scope_t interrupt;
         call.progress = progress ? progress_trampoline : NULL;
         call.progress_context = &context;
+        call.cancel = &interrupt.flag;
         if (python_function) request->context = &context;
         self->busy++;
+        interrupt_enter(&interrupt);
         Py_BEGIN_ALLOW_THREADS
-        status = gpu_dispatch(self->executor, progress ? &call : NULL, request);
+        status = gpu_dispatch(self->executor, &call, request);
         Py_END_ALLOW_THREADS
+        interrupt_leave(&interrupt);
         self->busy--;
         if (context.error) {
             raise_recorded(&context);
             Py_DECREF(context.error);
             return NULL;
         }
+        if (status != UFORM_STATUS_OK && interrupt.flag) return interrupted(&interrupt, status);
         if (status != UFORM_STATUS_OK) return raise_status(status);
         Py_RETURN_NONE;
     }
