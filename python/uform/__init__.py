@@ -48,6 +48,15 @@ if _lib.version() != __version__:
 def capabilities_compiled() -> str:
     """The hardware capabilities this binary was compiled with.
 
+    A space-separated list (e.g. "serial haswell skylake"), the kernels built in.
+
+    Raises:
+        Never raises.
+
+    Example:
+        >>> "serial" in uform.capabilities_compiled()
+        True
+
     Calls uform_capabilities_compiled.
     """
     return _lib.capabilities_compiled()
@@ -55,6 +64,14 @@ def capabilities_compiled() -> str:
 
 def capabilities_available() -> str:
     """The hardware capabilities this machine offers at runtime.
+
+    A space-separated list, as capabilities_compiled(): what this CPU and OS can run.
+
+    Raises:
+        Never raises.
+
+    Example:
+        >>> usable = set(uform.capabilities_compiled().split()) & set(uform.capabilities_available().split())
 
     Calls uform_capabilities_available.
     """
@@ -64,6 +81,16 @@ def capabilities_available() -> str:
 def gpu_devices() -> tuple[GPUDevice, ...]:
     """Every GPU this process can drive, a device's position being its ordinal.
 
+    NVIDIA devices first, then AMD, each in PCI bus order; () on a machine without GPUs or
+    drivers (uform.info() says why). Executor.for_vram(devices=[...]) takes these positions.
+
+    Raises:
+        Never raises for a missing driver: the list is empty then.
+
+    Example:
+        >>> for ordinal, device in enumerate(uform.gpu_devices()):
+        ...     print(ordinal, device.name, device.memory_bytes)
+
     Calls uform_gpu_devices.
     """
     return _lib.gpu_devices()
@@ -71,6 +98,15 @@ def gpu_devices() -> tuple[GPUDevice, ...]:
 
 def cpu_class_derived() -> CPUClass:
     """The highest CPU class this CPU and OS can run.
+
+    What Executor.for_ram(cpu_class=None) dispatches as.
+
+    Raises:
+        Never raises.
+
+    Example:
+        >>> uform.cpu_class_derived() >= uform.CPUClass.SERIAL
+        True
 
     Calls uform_cpu_class_derived.
     """
@@ -80,6 +116,13 @@ def cpu_class_derived() -> CPUClass:
 def default_threads() -> int:
     """The threads Executor.for_ram(0) takes: n - n/8 of the CPUs this process may use.
 
+    Raises:
+        Never raises.
+
+    Example:
+        >>> uform.default_threads() >= 1
+        True
+
     Calls uform_default_threads.
     """
     return _lib.default_threads()
@@ -87,6 +130,17 @@ def default_threads() -> int:
 
 def info(*, json: bool = False) -> str:
     """What `uform info` prints; one JSON object with json=True.
+
+    Arguments:
+        json: False (the default) answers the text report; True one JSON object.
+
+    Raises:
+        MemoryError: no memory for the report's text; the exception of any status
+        uform_info_write answers.
+
+    Example:
+        >>> import json
+        >>> report = json.loads(uform.info(json=True))
 
     Calls uform_info_write.
     """

@@ -130,13 +130,38 @@ static PyObject *ArenaView_repr(ArenaViewObject *self) {
                                 self->bytes);
 }
 
+static const char ArenaView_dlpack_doc[] = "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n"
+    "--\n"
+    "\n"
+    "A DLPack capsule of the view: a 1-D uint8 tensor over its bytes, zero copy.\n"
+    "\n"
+    "Arguments:\n"
+    "  stream: host views: None (the default). Device views: None (the legacy default stream)\n"
+    "    or a stream (1, 2 or a handle for CUDA, 0 or a handle for ROCm) orders the executor's\n"
+    "    earlier calls first (they are waited for on the host); -1 asks for no ordering.\n"
+    "  max_version, dl_device, copy: as Arena.__dlpack__ (a device view refuses copy=True and\n"
+    "    any other dl_device with BufferError).\n"
+    "\n"
+    "Raises:\n"
+    "  BufferError, ValueError (a closed arena, an invalid stream), TypeError.\n"
+    "\n"
+    "Example:\n"
+    "    tensor = torch.from_dlpack(arena.view(p, 4096))";
+static const char ArenaView_dlpack_device_doc[] = "__dlpack_device__($self, /)\n"
+    "--\n"
+    "\n"
+    "(device_type, device_id): (1, 0) on the host, (2, CUDA ordinal) for CUDA, (10, HIP device\n"
+    "id) for ROCm.\n"
+    "\n"
+    "Raises:\n"
+    "  Never raises.\n"
+    "\n"
+    "Example:\n"
+    "    kind, ordinal = arena.device_view(0).__dlpack_device__()";
+
 static PyMethodDef ArenaView_methods[] = {
-    {"__dlpack__", (PyCFunction)(void (*)(void))ArenaView_dlpack, METH_VARARGS | METH_KEYWORDS,
-     "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
-     "A DLPack capsule of the view: a 1-D uint8 tensor over its bytes, as Arena.__dlpack__."},
-    {"__dlpack_device__", (PyCFunction)ArenaView_dlpack_device, METH_NOARGS,
-     "__dlpack_device__($self, /)\n--\n\n(device_type, device_id): (1, 0) on the host, (2, ordinal) for CUDA, "
-     "(10, id) for ROCm."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))ArenaView_dlpack, METH_VARARGS | METH_KEYWORDS, ArenaView_dlpack_doc},
+    {"__dlpack_device__", (PyCFunction)ArenaView_dlpack_device, METH_NOARGS, ArenaView_dlpack_device_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -204,14 +229,23 @@ static PyObject *view_new(ArenaObject *arena, Py_ssize_t device, char *data, siz
 
 const char Arena_view_doc[] =
     "view($self, /, address=None, nbytes=None)\n"
-    "--\n\n"
-    "A uform.ArenaView over `nbytes` of a host arena from `address` (an address allocate()\n"
-    "answered, or any inside the arena). address=None starts at the arena's first byte,\n"
-    "nbytes=None runs to its end. The view is a buffer and a DLPack producer, zero copy:\n\n"
+    "--\n"
+    "\n"
+    "A uform.ArenaView over `nbytes` of a host arena from `address`: a buffer and a DLPack\n"
+    "producer, zero copy, the way to an array over one allocation.\n"
+    "\n"
+    "Arguments:\n"
+    "  address: an address allocate() answered, or any inside the arena; None (the default)\n"
+    "    is the arena's first byte.\n"
+    "  nbytes: the bytes it spans; None (the default) runs to the arena's end.\n"
+    "\n"
+    "Raises:\n"
+    "  ValueError: a range outside the arena, or a closed arena. BufferError: a device arena\n"
+    "  (use device_view).\n"
+    "\n"
+    "Example:\n"
     "    p = arena.allocate(4096)\n"
-    "    floats = numpy.from_dlpack(arena.view(p, 4096)).view(numpy.float32)\n\n"
-    "Raises ValueError for a range outside the arena or a closed arena, BufferError for a\n"
-    "device arena (use device_view).";
+    "    floats = numpy.from_dlpack(arena.view(p, 4096)).view(numpy.float32)";
 
 PyObject *Arena_view(ArenaObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"address", "nbytes", NULL};
@@ -231,17 +265,29 @@ PyObject *Arena_view(ArenaObject *self, PyObject *args, PyObject *kwargs) {
 
 const char Arena_device_view_doc[] =
     "device_view($self, /, device, address=None, nbytes=None)\n"
-    "--\n\n"
-    "A uform.ArenaView over the twin on the executor's device `device` of `nbytes` from\n"
-    "`address`, an address in device 0's reservation as allocate() answers (None: the arena's\n"
-    "first byte; nbytes=None: to its end). Its DLPack device is (kDLCUDA=2, CUDA ordinal) or\n"
-    "(kDLROCM=10, HIP device id). __dlpack__(stream=s) first waits, on the host, for the\n"
-    "executor's calls submitted before (a deferred copy still writing), unless s is -1:\n\n"
+    "--\n"
+    "\n"
+    "A uform.ArenaView over the twin on the executor's device `device` of a range of a device\n"
+    "arena. Its DLPack device is (kDLCUDA=2, CUDA ordinal) or (kDLROCM=10, HIP device id).\n"
+    "__dlpack__(stream=s) first waits, on the host, for the executor's calls submitted before\n"
+    "(a deferred copy still writing), unless s is -1; inside the executor's own device function\n"
+    "it does not wait (order with slot.stream).\n"
+    "\n"
+    "Arguments:\n"
+    "  device: the index among the executor's devices.\n"
+    "  address: device 0's address, as allocate() answers it; None (the default) is the\n"
+    "    arena's first byte.\n"
+    "  nbytes: the bytes it spans; None (the default) runs to the arena's end.\n"
+    "\n"
+    "Raises:\n"
+    "  ValueError: a range outside the arena, or a closed arena. BufferError: a host arena.\n"
+    "  InvalidArgumentError: a device out of range. ValueError: a closed executor, when its\n"
+    "  devices must be learnt first.\n"
+    "\n"
+    "Example:\n"
     "    p = arena.allocate(1 << 20)\n"
-    "    executor.copy_to_device(1, arena.device_pointer(1, p), data, deferred=True)\n"
-    "    tensor = torch.from_dlpack(arena.device_view(1, p, 1 << 20))\n\n"
-    "Raises ValueError for a range outside the arena or a closed arena, BufferError for a host\n"
-    "arena, InvalidArgumentError for a device out of range.";
+    "    gpus.copy_to_device(1, arena.device_pointer(1, p), data, deferred=True)\n"
+    "    tensor = torch.from_dlpack(arena.device_view(1, p, 1 << 20))";
 
 PyObject *Arena_device_view(ArenaObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"device", "address", "nbytes", NULL};
@@ -280,16 +326,27 @@ static int host_only(ArenaObject *self) {
 
 const char Arena_dlpack_doc[] =
     "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n"
-    "--\n\n"
+    "--\n"
+    "\n"
     "A DLPack capsule of a host arena: a 1-D uint8 tensor over its whole capacity on kDLCPU,\n"
-    "zero copy, so writes show both ways. max_version >= (1, 0) answers a versioned\n"
-    "(\"dltensor_versioned\") capsule, anything else the legacy \"dltensor\" one. copy=True\n"
-    "answers a private copy (flagged IS_COPIED) that does not hold the arena; copy=False and\n"
-    "None never copy. A dl_device other than (1, 0) raises BufferError, as does a stream other\n"
-    "than None. While a tensor from it lives, close() raises BufferError:\n\n"
+    "zero copy, so writes show both ways. While a tensor from it lives, close() raises\n"
+    "BufferError. Consumers call it: numpy.from_dlpack(arena), torch.from_dlpack(arena).\n"
+    "\n"
+    "Arguments:\n"
+    "  stream: must be None (the default): host memory has no stream.\n"
+    "  max_version: the consumer's highest DLPack version; (1, 0) or above answers a versioned\n"
+    "    \"dltensor_versioned\" capsule, None (the default) the legacy \"dltensor\" one.\n"
+    "  dl_device: None (the default) or (1, 0); another device raises BufferError.\n"
+    "  copy: None (the default) or False never copy; True answers a private copy, flagged\n"
+    "    IS_COPIED, that holds nothing of the arena.\n"
+    "\n"
+    "Raises:\n"
+    "  BufferError: another dl_device, a stream, a device arena (use device_view).\n"
+    "  ValueError: a closed arena. TypeError: malformed keywords.\n"
+    "\n"
+    "Example:\n"
     "    array = numpy.from_dlpack(arena)\n"
-    "    array[:4] = 7                      # seen in memoryview(arena)\n\n"
-    "Raises ValueError once closed, BufferError for a device arena (use device_view).";
+    "    array_view = torch.from_dlpack(arena)   # the same bytes";
 
 PyObject *Arena_dlpack(ArenaObject *self, PyObject *args, PyObject *kwargs) {
     if (host_only(self) < 0) return NULL;
@@ -298,8 +355,15 @@ PyObject *Arena_dlpack(ArenaObject *self, PyObject *args, PyObject *kwargs) {
 }
 
 const char Arena_dlpack_device_doc[] = "__dlpack_device__($self, /)\n"
-                                       "--\n\n"
-                                       "(1, 0), kDLCPU, for a host arena; BufferError for a device arena.";
+    "--\n"
+    "\n"
+    "(1, 0), kDLCPU, for a host arena.\n"
+    "\n"
+    "Raises:\n"
+    "  BufferError: a device arena (use device_view). ValueError: a closed arena.\n"
+    "\n"
+    "Example:\n"
+    "    assert arena.__dlpack_device__() == (1, 0)";
 
 PyObject *Arena_dlpack_device(ArenaObject *self, PyObject *unused) {
     if (host_only(self) < 0) return NULL;

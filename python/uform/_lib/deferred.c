@@ -212,8 +212,20 @@ static PyObject *deferred_outcome(DeferredObject *self, uform_status_t status) {
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(Deferred_done_doc, "done($self, /)\n--\n\nWhether the call finished; never blocks.\n\n"
-                                "Calls uform_deferred_poll.");
+PyDoc_STRVAR(Deferred_done_doc, "done($self, /)\n"
+    "--\n"
+    "\n"
+    "Whether the call finished, whatever its outcome; never blocks.\n"
+    "\n"
+    "Raises:\n"
+    "  ForkedError: in a child process, for a call of the parent's.\n"
+    "\n"
+    "Example:\n"
+    "    pending = executor.for_n(1000, work, deferred=True)\n"
+    "    while not pending.done():\n"
+    "        do_something_else()\n"
+    "\n"
+    "Calls uform_deferred_poll.");
 
 static PyObject *Deferred_done(DeferredObject *self, PyObject *unused) {
     uform_status_t status = uform_deferred_poll(self->call->handle);
@@ -224,10 +236,28 @@ static PyObject *Deferred_done(DeferredObject *self, PyObject *unused) {
 
 PyDoc_STRVAR(Deferred_wait_doc,
              "wait($self, /, timeout=None)\n"
-             "--\n\n"
-             "Waits for the call, at most `timeout` seconds (None: as long as it takes), and raises\n"
-             "its failure. Raises uform.TimeoutError (a builtin TimeoutError) if it is still running.\n\n"
-             "Calls uform_deferred_wait.");
+    "--\n"
+    "\n"
+    "Waits for the call and raises its failure.\n"
+    "\n"
+    "Arguments:\n"
+    "  timeout: seconds to wait at most; None (the default) waits as long as it takes, in\n"
+    "    slices that let Ctrl-C through (KeyboardInterrupt leaves the call running).\n"
+    "\n"
+    "Raises:\n"
+    "  uform.TimeoutError (a builtin TimeoutError too): still running after `timeout`. The\n"
+    "  call's failure: the first exception its callables raised, or its status's exception\n"
+    "  (UFormInterruptedError once cancelled). ValueError: a negative or NaN timeout.\n"
+    "  KeyboardInterrupt.\n"
+    "\n"
+    "Example:\n"
+    "    pending = executor.for_n(1000, work, deferred=True)\n"
+    "    try:\n"
+    "        pending.wait(timeout=5.0)\n"
+    "    except uform.TimeoutError:\n"
+    "        pending.cancel()\n"
+    "\n"
+    "Calls uform_deferred_wait.");
 
 static PyObject *Deferred_wait(DeferredObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"timeout", NULL};
@@ -275,16 +305,23 @@ static PyObject *Deferred_wait(DeferredObject *self, PyObject *args, PyObject *k
 
 PyDoc_STRVAR(Deferred_cancel_doc,
              "cancel($self, /)\n"
-             "--\n\n"
-             "Cancels the call: tasks not yet started never start, running ones finish, and wait()\n"
-             "or await then raise uform.UFormInterruptedError (an InterruptedError). A call still\n"
-             "queued behind others ends at once with progress (0, total). Never blocks; cancelling\n"
-             "a finished call does nothing (its outcome stands), and so does cancelling twice.\n"
-             "Cancelling the asyncio task awaiting a Deferred cancels the call too.\n\n"
-             "    pending = executor.for_n(10_000, work, deferred=True)\n"
-             "    pending.cancel()\n"
-             "    done, total = pending.progress()   # what ran\n\n"
-             "Calls uform_deferred_cancel.");
+    "--\n"
+    "\n"
+    "Cancels the call: tasks not yet started never start, running ones finish, and wait() or\n"
+    "await then raise uform.UFormInterruptedError (an InterruptedError). A call still queued\n"
+    "behind others ends at once with progress (0, total). Never blocks; cancelling a finished\n"
+    "call does nothing (its outcome stands), and so does cancelling twice. Cancelling the\n"
+    "asyncio task awaiting a Deferred cancels the call too.\n"
+    "\n"
+    "Raises:\n"
+    "  ForkedError: in a child process, for a call of the parent's.\n"
+    "\n"
+    "Example:\n"
+    "    pending = executor.for_n(10_000, work, deferred=True)\n"
+    "    pending.cancel()\n"
+    "    done, total = pending.progress()   # what ran\n"
+    "\n"
+    "Calls uform_deferred_cancel.");
 
 static PyObject *Deferred_cancel(DeferredObject *self, PyObject *unused) {
     if (!self->call->handle) Py_RETURN_NONE;
@@ -293,8 +330,20 @@ static PyObject *Deferred_cancel(DeferredObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(Deferred_progress_doc, "progress($self, /)\n--\n\nTasks finished so far and in total, as (done, total).\n\n"
-                                    "Calls uform_deferred_progress.");
+PyDoc_STRVAR(Deferred_progress_doc, "progress($self, /)\n"
+    "--\n"
+    "\n"
+    "Tasks finished so far and in total, as (done, total): devices for for_devices, bytes for\n"
+    "copies.\n"
+    "\n"
+    "Raises:\n"
+    "  Never raises for a live Deferred.\n"
+    "\n"
+    "Example:\n"
+    "    done, total = pending.progress()\n"
+    "    print(f\"{done / total:.0%}\")\n"
+    "\n"
+    "Calls uform_deferred_progress.");
 
 static PyObject *Deferred_progress(DeferredObject *self, PyObject *unused) {
     size_t done = 0, total = 0;

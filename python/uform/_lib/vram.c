@@ -129,13 +129,33 @@ static void Staging_dealloc(StagingObject *self) {
 static PyObject *Staging_get_nbytes(StagingObject *self, void *unused) { return PyLong_FromSsize_t(self->bytes); }
 static PyObject *Staging_get_valid(StagingObject *self, void *unused) { return PyBool_FromLong(self->valid); }
 
+PyDoc_STRVAR(Staging_dlpack_doc,
+             "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n"
+             "--\n\n"
+             "A DLPack capsule of the staging: a 1-D uint8 tensor on kDLCUDAHost (kDLROCMHost on AMD),\n"
+             "zero copy, valid inside its device function only.\n\n"
+             "Arguments:\n"
+             "  stream: must be None (the default).\n"
+             "  max_version, copy: as Arena.__dlpack__ (None by default).\n"
+             "  dl_device: None (the default), its own device, or (1, 0): pinned memory is the CPU's\n"
+             "    too, answered without a copy (torch 1.13 reads only that).\n\n"
+             "Raises:\n"
+             "  BufferError: its device function returned or grew its staging, another dl_device.\n\n"
+             "Example:\n"
+             "    pinned = torch.from_dlpack(staging.__dlpack__(dl_device=(1, 0)))");
+
+PyDoc_STRVAR(Staging_dlpack_device_doc,
+             "__dlpack_device__($self, /)\n"
+             "--\n\n"
+             "(3, 0) for CUDA pinned memory, (11, 0) for ROCm's.\n\n"
+             "Raises:\n"
+             "  Never raises.\n\n"
+             "Example:\n"
+             "    assert staging.__dlpack_device__() == (3, 0)");
+
 static PyMethodDef Staging_methods[] = {
-    {"__dlpack__", (PyCFunction)(void (*)(void))Staging_dlpack, METH_VARARGS | METH_KEYWORDS,
-     "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
-     "A DLPack capsule of the staging: a 1-D uint8 tensor on kDLCUDAHost (kDLROCMHost for AMD);\n"
-     "dl_device=(1, 0) answers it as CPU memory, zero copy. BufferError once invalid."},
-    {"__dlpack_device__", (PyCFunction)Staging_dlpack_device, METH_NOARGS,
-     "__dlpack_device__($self, /)\n--\n\n(3, 0) for CUDA pinned memory, (11, 0) for ROCm's."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))Staging_dlpack, METH_VARARGS | METH_KEYWORDS, Staging_dlpack_doc},
+    {"__dlpack_device__", (PyCFunction)Staging_dlpack_device, METH_NOARGS, Staging_dlpack_device_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -347,13 +367,30 @@ static PyObject *gpu_run(ExecutorObject *self, gpu_request_t *request, PyObject 
 
 const char Executor_for_devices_doc[] =
     "for_devices($self, /, fn, *, deferred=False, progress=None)\n"
-    "--\n\n"
+    "--\n"
+    "\n"
     "Calls fn(slot) once for every device of a VRAM executor, in parallel on its host threads,\n"
-    "with slot a uform.DeviceSlot and that device's context current.\n\n"
+    "with slot a uform.DeviceSlot and that device's context current.\n"
+    "\n"
     "fn may enqueue work on slot.stream (its own kernels, a framework's external stream) and ask\n"
     "for device_scratch() and staging(); the call ends once every fn returned and every stream\n"
     "drained. fn runs holding the GIL; the first exception it raises fails the call and is raised\n"
-    "again here. Progress counts devices finished.\n\n"
+    "again here. Progress counts devices finished.\n"
+    "\n"
+    "Arguments:\n"
+    "  fn: a callable taking a uform.DeviceSlot.\n"
+    "  deferred (default False), progress (default None): as for_n.\n"
+    "\n"
+    "Raises:\n"
+    "  What fn raised. DeviceFaultError: a stream faulted (sticky). InvalidArgumentError: a RAM\n"
+    "  executor. ContendedError, ForkedError, KeyboardInterrupt: as for_n.\n"
+    "\n"
+    "Example:\n"
+    "    def on_device(slot):\n"
+    "        torch_stream = torch.cuda.ExternalStream(slot.stream)\n"
+    "        ...\n"
+    "    gpus.for_devices(on_device)\n"
+    "\n"
     "Calls uform_executor_for_devices.";
 
 PyObject *Executor_for_devices(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
@@ -369,11 +406,21 @@ PyObject *Executor_for_devices(ExecutorObject *self, PyObject *args, PyObject *k
 
 const char Executor_for_devices_native_doc[] =
     "for_devices_native($self, /, function, context=0, *, deferred=False, progress=None, keep=None)\n"
-    "--\n\n"
-    "As for_devices, calling the C function at address `function`, a uform_device_function_t\n"
-    "`uform_status_t (*)(void *context, const uform_device_slot_t *device)`, with `context`,\n"
-    "without the GIL. A deferred call keeps `keep` alive until the Deferred is released; the\n"
-    "memory `context` points to must stay valid that long.\n\n"
+    "--\n"
+    "\n"
+    "As for_devices, calling the C function `function`, a uform_device_function_t\n"
+    "`uform_status_t (*)(void *context, const uform_device_slot_t *device)`, without the GIL.\n"
+    "\n"
+    "Arguments:\n"
+    "  function, context (default 0), keep (default None): as for_n_native.\n"
+    "  deferred (default False), progress (default None): as for_n.\n"
+    "\n"
+    "Raises:\n"
+    "  As for_devices and for_n_native.\n"
+    "\n"
+    "Example:\n"
+    "    gpus.for_devices_native(library.launch, ctypes.pointer(arguments))\n"
+    "\n"
     "Calls uform_executor_for_devices.";
 
 PyObject *Executor_for_devices_native(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
@@ -443,11 +490,31 @@ static PyObject *run_copy(ExecutorObject *self, gpu_verb_t verb, PyObject *buffe
 
 const char Executor_copy_to_device_doc[] =
     "copy_to_device($self, /, device, device_pointer, source, *, deferred=False, progress=None)\n"
-    "--\n\n"
+    "--\n"
+    "\n"
     "Copies the bytes of `source`, any C-contiguous buffer (bytes, bytearray, a numpy array, a\n"
-    "host Arena), to `device_pointer` on the executor's device `device`.\n\n"
+    "host Arena), to `device_pointer` on the executor's device `device`.\n"
+    "\n"
     "Pageable memory is staged through pinned buffers, double-buffered. The GIL is released while\n"
-    "it runs; a deferred call keeps `source` exported until it ends. Progress counts bytes.\n\n"
+    "it runs; a deferred call keeps `source` exported (a bytearray cannot resize, an arena cannot\n"
+    "close) until the Deferred is released. Progress counts bytes.\n"
+    "\n"
+    "Arguments:\n"
+    "  device: the index among the executor's devices.\n"
+    "  device_pointer: the destination on that device (Arena.device_pointer answers one).\n"
+    "  source: the bytes to copy.\n"
+    "  deferred (default False), progress (default None): as for_n.\n"
+    "\n"
+    "Raises:\n"
+    "  InvalidArgumentError: a device out of range, a range the driver refuses. TypeError: a\n"
+    "  source without the buffer protocol. ValueError: a non-contiguous source. BufferError: a\n"
+    "  staging export outlived its device function. OutOfMemoryError, DeviceFaultError,\n"
+    "  ContendedError, KeyboardInterrupt.\n"
+    "\n"
+    "Example:\n"
+    "    pointer = weights.allocate(len(blob))\n"
+    "    gpus.copy_to_device(1, weights.device_pointer(1, pointer), blob)\n"
+    "\n"
     "Calls uform_executor_copy_to_device.";
 
 PyObject *Executor_copy_to_device(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
@@ -462,11 +529,27 @@ PyObject *Executor_copy_to_device(ExecutorObject *self, PyObject *args, PyObject
 
 const char Executor_copy_to_host_doc[] =
     "copy_to_host($self, /, destination, device, device_pointer, *, deferred=False, progress=None)\n"
-    "--\n\n"
+    "--\n"
+    "\n"
     "Copies len(destination) bytes from `device_pointer` on the executor's device `device` into\n"
-    "`destination`, a writable C-contiguous buffer (bytearray, a numpy array, a host Arena).\n\n"
-    "The GIL is released while it runs; a deferred call keeps `destination` exported until it\n"
-    "ends, and its bytes are only complete then. Progress counts bytes.\n\n"
+    "`destination`, a writable C-contiguous buffer (bytearray, a numpy array, a host Arena).\n"
+    "\n"
+    "The GIL is released while it runs; a deferred call keeps `destination` exported until the\n"
+    "Deferred is released, and its bytes are only complete once it finished. Progress counts\n"
+    "bytes.\n"
+    "\n"
+    "Arguments:\n"
+    "  destination: where the bytes go; its length is the copy's.\n"
+    "  device, device_pointer: as copy_to_device, the source.\n"
+    "  deferred (default False), progress (default None): as for_n.\n"
+    "\n"
+    "Raises:\n"
+    "  As copy_to_device; TypeError for a read-only destination.\n"
+    "\n"
+    "Example:\n"
+    "    back = bytearray(4096)\n"
+    "    gpus.copy_to_host(back, 0, pointer)\n"
+    "\n"
     "Calls uform_executor_copy_to_host.";
 
 PyObject *Executor_copy_to_host(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
@@ -491,11 +574,25 @@ static int parse_device_bytes(PyObject *args, PyObject *kwargs, const char *form
 
 const char Executor_device_scratch_doc[] =
     "device_scratch($self, /, device, nbytes)\n"
-    "--\n\n"
+    "--\n"
+    "\n"
     "The address of at least `nbytes` of device memory on `device`, 256-byte aligned, grown to a\n"
     "high-water mark and kept until the executor closes. Call it from the device function given\n"
     "slot.device == device; growing replaces the buffer, so an address from an earlier, smaller\n"
-    "request is then invalid. Past the executor's scratch_limit it raises OutOfMemoryError.\n\n"
+    "request is then invalid.\n"
+    "\n"
+    "Arguments:\n"
+    "  device: slot.device of the running device function.\n"
+    "  nbytes: the bytes needed.\n"
+    "\n"
+    "Raises:\n"
+    "  OutOfMemoryError: past the executor's scratch_limit, or the device is full (the old\n"
+    "  buffer stays valid then). InvalidArgumentError: outside a device function of `device`.\n"
+    "\n"
+    "Example:\n"
+    "    def on_device(slot):\n"
+    "        workspace = gpus.device_scratch(slot.device, 1 << 20)\n"
+    "\n"
     "Calls uform_executor_device_scratch.";
 
 PyObject *Executor_device_scratch(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
@@ -514,28 +611,50 @@ PyObject *Executor_device_scratch(ExecutorObject *self, PyObject *args, PyObject
 
 const char Executor_staging_doc[] =
     "staging($self, /, device, nbytes)\n"
-    "--\n\n"
+    "--\n"
+    "\n"
     "A writable memoryview of `nbytes` of the pinned host staging of `device`, grown to a\n"
-    "high-water mark. Call it from the device function given slot.device == device.\n\n"
+    "high-water mark. Call it from the device function given slot.device == device.\n"
+    "\n"
     "The memory is lent to that function only. When it returns, and when it asks for more\n"
     "staging than before (which may free the old buffer), earlier views are released: using\n"
     "one raises ValueError. A slice or an array over a view still alive then cannot be revoked:\n"
     "the call fails with BufferError, and until it is dropped staged copies, larger staging\n"
-    "requests and close() raise BufferError instead of freeing memory it reads.\n\n"
+    "requests and close() raise BufferError instead of freeing memory it reads.\n"
+    "\n"
+    "Arguments:\n"
+    "  device: slot.device of the running device function.\n"
+    "  nbytes: the bytes needed.\n"
+    "\n"
+    "Raises:\n"
+    "  RuntimeError: outside a device function of this executor. InvalidArgumentError: another\n"
+    "  device. BufferError: as above. OutOfMemoryError: no pinned memory.\n"
+    "\n"
+    "Example:\n"
     "    def on_device(slot):\n"
-    "        executor.staging(slot.device, 4096)[:4] = b'data'\n\n"
-    "Raises RuntimeError outside a device function of this executor, InvalidArgumentError for\n"
-    "another device, BufferError as above.\n\n"
+    "        gpus.staging(slot.device, 4096)[:4] = b\"data\"\n"
+    "\n"
     "Calls uform_executor_staging.";
 
 const char Executor_staging_tensor_doc[] =
     "staging_tensor($self, /, device, nbytes)\n"
-    "--\n\n"
+    "--\n"
+    "\n"
     "As staging(), a uform.lib.Staging object instead of a memoryview: a buffer and a DLPack\n"
-    "producer on kDLCUDAHost (kDLROCMHost on AMD), lent on the same terms:\n\n"
+    "producer on kDLCUDAHost (kDLROCMHost on AMD), lent on the same terms.\n"
+    "\n"
+    "Arguments:\n"
+    "  device, nbytes: as staging.\n"
+    "\n"
+    "Raises:\n"
+    "  As staging.\n"
+    "\n"
+    "Example:\n"
     "    def on_device(slot):\n"
-    "        pinned = numpy.from_dlpack(executor.staging_tensor(slot.device, 4096))\n"
-    "        ...                        # drop pinned before returning\n\n"
+    "        pinned = numpy.from_dlpack(gpus.staging_tensor(slot.device, 4096))\n"
+    "        pinned[:] = 0\n"
+    "        del pinned                 # before returning\n"
+    "\n"
     "Calls uform_executor_staging.";
 
 static PyObject *staging_request(ExecutorObject *self, PyObject *args, PyObject *kwargs, const char *format,
