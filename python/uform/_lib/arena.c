@@ -135,12 +135,8 @@ static PyObject *Arena_new_in(PyTypeObject *cls, PyObject *args, PyObject *kwarg
             Py_DECREF(self);
             return PyErr_NoMemory();
         }
-        /* Learnt now, while the executor is surely open; from inside one of its callbacks that
-         * call would be re-entry, so device_view() learns it later. */
-        if (running_callback_of != (void *)executor && arena_learn_devices(self) < 0) {
-            Py_DECREF(self);
-            return NULL;
-        }
+        /* device_view() learns each device's DLPack device on first use: learning is a call,
+         * which would wait here behind the executor's deferred calls. */
     }
     return (PyObject *)self;
 }
