@@ -7,6 +7,14 @@ use std::thread;
 use std::time::{Duration, Instant};
 use uform::*;
 
+#[path = "../examples/cancel.rs"]
+mod cancel_example;
+
+#[test]
+fn the_readme_cancel_example_runs() {
+    cancel_example::main().expect("examples/cancel.rs");
+}
+
 fn executor(threads: usize) -> Executor {
     Executor::for_ram(&[], None, threads, 0).expect("a RAM executor")
 }
