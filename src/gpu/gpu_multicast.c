@@ -20,7 +20,7 @@ UFORM_PRINTF_(3, 4) static void explain(char *why, size_t capacity, const char *
 /* The executor's devices when they are all one backend's, that backend multicasts, and this is
  * the process that opened them; NULL otherwise, with the reason. */
 static const uform__vram_t *multicast_devices(uform_executor_t *executor, char *why, size_t capacity) {
-    if (!executor || !executor->vram) {
+    if (!executor || !uform__vram_of(executor)) {
         explain(why, capacity, "not a VRAM executor: no GPU to multicast to");
         return NULL;
     }
@@ -28,7 +28,7 @@ static const uform__vram_t *multicast_devices(uform_executor_t *executor, char *
         explain(why, capacity, "in a fork()ed child, which must not call its parent's GPU driver");
         return NULL;
     }
-    const uform__vram_t *vram = executor->vram;
+    const uform__vram_t *vram = uform__vram_of(executor);
     if (vram->device_count == 0) {
         explain(why, capacity, "the executor has no device");
         return NULL;

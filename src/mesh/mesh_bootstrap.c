@@ -75,7 +75,7 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
                            verb);
     status = uform__enter_call(executor, verb);
     if (status != UFORM_STATUS_OK) return status;
-    if (!executor->vram) {
+    if (!uform__vram_of(executor)) {
         uform__leave(executor);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a RAM executor drives no GPU; the mesh needs a VRAM "
                                                           "executor (for_vram)",
@@ -99,8 +99,8 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
     double timeout = options->timeout_seconds > 0 ? options->timeout_seconds : UFORM_MESH_TIMEOUT_DEFAULT;
     uform__mesh_facts_t mine = {.index = options->host_domain_index,
                                 .count = count,
-                                .gpus = executor->vram->device_count,
-                                .gpu_class = (uint64_t)executor->vram->gpu_class,
+                                .gpus = uform__vram_of(executor)->device_count,
+                                .gpu_class = (uint64_t)uform__vram_of(executor)->gpu_class,
                                 .pid = (uint64_t)getpid()};
     mine.multimem = options->gpus_per_multimem_domain ? options->gpus_per_multimem_domain
                                                       : uform__mesh_multimem_extent(executor);
@@ -153,7 +153,7 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
         return status;
     }
     /* Taken while counted in, so free has not begun: the mesh now holds the executor. */
-    atomic_fetch_add(&executor->references, 1);
+    uform__executor_retain(executor);
     uform__leave(executor);
     *mesh_out = mesh;
     return UFORM_STATUS_OK;

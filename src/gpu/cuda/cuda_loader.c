@@ -63,6 +63,11 @@ static void *resolve(void *context, const uform__library_entry_t *entry, char *w
 #define EXECUTION_ENTRY_(field, base, version, symbol, type)                                           UFORM__LIBRARY_ENTRY(uform__cuda_execution_api_t, field, base, version, symbol, false)
 static const uform__library_entry_t discovery_entries[] = {UFORM_CUDA_ENTRY_POINTS(DISCOVERY_ENTRY_)};
 static const uform__library_entry_t execution_entries[] = {UFORM_CUDA_EXECUTION_ENTRY_POINTS(EXECUTION_ENTRY_)};
+#define PEER_ENTRY_(field, base, version, symbol, type)                                            \
+    UFORM__LIBRARY_ENTRY(uform__cuda_peer_api_t, field, base, version, symbol, true)
+static const uform__library_entry_t peer_entries[] = {
+    PEER_ENTRY_(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", 4000, "cuDeviceCanAccessPeer", unused)
+        UFORM_CUDA_PEER_ENTRY_POINTS(PEER_ENTRY_)};
 
 uform_status_t uform__cuda_bind_once(uform__library_table_t *state, const uform__library_entry_t *entries,
                                      size_t count, void *table, size_t table_size) {
@@ -212,6 +217,16 @@ uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **out) {
                                                   sizeof execution_entries / sizeof execution_entries[0], &execution,
                                                   sizeof execution);
     if (status == UFORM_STATUS_OK) *out = &execution;
+    return status;
+}
+
+uform_status_t uform__cuda_peers(const uform__cuda_peer_api_t **out) {
+    static uform__cuda_peer_api_t peers;
+    static uform__library_table_t state;
+    *out = NULL;
+    uform_status_t status = uform__cuda_bind_once(&state, peer_entries, sizeof peer_entries / sizeof peer_entries[0],
+                                                  &peers, sizeof peers);
+    if (status == UFORM_STATUS_OK) *out = &peers;
     return status;
 }
 

@@ -27,6 +27,15 @@ typedef struct uform__cuda_execution_api_t {
 #undef UFORM_CUDA_EXECUTION_FIELD_
 } uform__cuda_execution_api_t;
 
+/** The peer-link entry points, for the report's GPU table: optional, NULL where the driver lacks
+ *  one (cuDeviceCanAccessPeer as in the multicast list, then cuda_abi.h's peer list). */
+typedef struct uform__cuda_peer_api_t {
+    uform_cuDeviceCanAccessPeer_t cuDeviceCanAccessPeer;
+#define UFORM_CUDA_PEER_FIELD_(field, base, version, symbol, type) type field;
+    UFORM_CUDA_PEER_ENTRY_POINTS(UFORM_CUDA_PEER_FIELD_)
+#undef UFORM_CUDA_PEER_FIELD_
+} uform__cuda_peer_api_t;
+
 /** One device as the driver describes it at load time. */
 typedef struct uform__cuda_device_t {
     uform_cuDevice handle;   /**< the driver's ordinal (in CUDA_DEVICE_ORDER), for later calls */
@@ -69,6 +78,10 @@ uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **api);
  */
 uform_status_t uform__cuda_bind_once(uform__library_table_t *state, const uform__library_entry_t *entries,
                                      size_t count, void *table, size_t table_size);
+
+/** The peer-link table, bound once (thread-safe) like the execution one; every entry optional.
+ *  NOT_FOUND without devices; the load's own failure otherwise. */
+uform_status_t uform__cuda_peers(const uform__cuda_peer_api_t **api);
 
 /** The driver's load, loading it if no call did yet: its status, message, note and whether a
  *  library was found (`handle`), for gpu_devices.c's per-vendor discovery. Read only. */
