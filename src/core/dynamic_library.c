@@ -80,14 +80,16 @@ uform_status_t uform__library_bind(const uform__library_t *library, const char *
         const uform__library_entry_t *entry = &entries[i];
         char reason[400] = "";
         void *pointer = NULL;
-        if (resolver) pointer = resolver(context, entry, reason, sizeof reason);
+        if (resolver)
+            pointer = resolver(context, entry, reason, sizeof reason);
         else {
             pointer = uform__library_symbol(library->handle, entry->symbol);
             /* dlsym may answer NULL without an error (a symbol whose value is NULL). */
             if (!pointer) snprintf(reason, sizeof reason, ": dlsym: %s", uform__library_error());
         }
         if (!pointer) {
-            if (capacity && !why[0]) snprintf(why, capacity, "%s %s lacks %s%s", what, library->path, entry->symbol, reason);
+            if (capacity && !why[0])
+                snprintf(why, capacity, "%s %s lacks %s%s", what, library->path, entry->symbol, reason);
             if (entry->optional) continue;
             memset(table, 0, table_size);
             return UFORM_STATUS_UNSUPPORTED;

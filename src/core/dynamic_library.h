@@ -32,7 +32,7 @@ typedef struct uform__library_entry_t {
 } uform__library_entry_t;
 
 /** An entry of `table_type` (a struct of function pointers) for field `field`. */
-#define UFORM__LIBRARY_ENTRY(table_type, field, name, version, symbol, optional)                   \
+#define UFORM__LIBRARY_ENTRY(table_type, field, name, version, symbol, optional) \
     {(name), (version), (symbol), offsetof(table_type, field), (optional)},
 
 /**
@@ -46,29 +46,29 @@ typedef void *(*uform__library_resolver_t)(void *context, const uform__library_e
 
 /** A once-per-process load and what it found. Define one per library with UFORM__LIBRARY_DEFINE. */
 typedef struct uform__library_t {
-    pthread_mutex_t lock;                /**< held by the load, by the fork handlers and by later binding */
+    pthread_mutex_t lock; /**< held by the load, by the fork handlers and by later binding */
     pthread_once_t fork_handlers_once;
     void (*install_fork_handlers)(void); /**< pthread_atfork of handlers that hold `lock` */
     bool loaded;
-    uform_status_t status;               /**< the load's answer, the process's from then on */
-    uint32_t generation;                 /**< uform__fork_generation() when the load ran */
-    void *handle;                        /**< the open library; NULL when none was found */
-    char path[512];                      /**< the name it was opened by */
-    char message[512];                   /**< a failed load's message */
-    char note[1024];                     /**< why there are no devices, in words; "" when there are */
+    uform_status_t status; /**< the load's answer, the process's from then on */
+    uint32_t generation;   /**< uform__fork_generation() when the load ran */
+    void *handle;          /**< the open library; NULL when none was found */
+    char path[512];        /**< the name it was opened by */
+    char message[512];     /**< a failed load's message */
+    char note[1024];       /**< why there are no devices, in words; "" when there are */
 } uform__library_t;
 
 /** Defines `static uform__library_t name` with fork handlers of its own (pthread_atfork takes no
  *  argument, so each library needs its own pair). */
-#define UFORM__LIBRARY_DEFINE(name)                                                                \
-    static void name##_install_fork_handlers_(void);                                               \
-    static uform__library_t name = {.lock = PTHREAD_MUTEX_INITIALIZER,                             \
-                                    .fork_handlers_once = PTHREAD_ONCE_INIT,                       \
-                                    .install_fork_handlers = name##_install_fork_handlers_};       \
-    static void name##_before_fork_(void) { pthread_mutex_lock(&name.lock); }                      \
-    static void name##_after_fork_(void) { pthread_mutex_unlock(&name.lock); }                     \
-    static void name##_install_fork_handlers_(void) {                                              \
-        pthread_atfork(name##_before_fork_, name##_after_fork_, name##_after_fork_);               \
+#define UFORM__LIBRARY_DEFINE(name)                                                          \
+    static void name##_install_fork_handlers_(void);                                         \
+    static uform__library_t name = {.lock = PTHREAD_MUTEX_INITIALIZER,                       \
+                                    .fork_handlers_once = PTHREAD_ONCE_INIT,                 \
+                                    .install_fork_handlers = name##_install_fork_handlers_}; \
+    static void name##_before_fork_(void) { pthread_mutex_lock(&name.lock); }                \
+    static void name##_after_fork_(void) { pthread_mutex_unlock(&name.lock); }               \
+    static void name##_install_fork_handlers_(void) {                                        \
+        pthread_atfork(name##_before_fork_, name##_after_fork_, name##_after_fork_);         \
     }
 
 /**
@@ -81,8 +81,8 @@ uform_status_t uform__library_load_once(uform__library_t *library, uform_status_
                                         size_t clear_size);
 
 /** Records a failure as the process's answer: the message, also as the note. Answers `status`. */
-UFORM_PRINTF_(3, 4) uform_status_t uform__library_fail(uform__library_t *library, uform_status_t status,
-                                                       const char *format, ...);
+UFORM_PRINTF_(3, 4)
+uform_status_t uform__library_fail(uform__library_t *library, uform_status_t status, const char *format, ...);
 
 /** Writes the note (why there are no devices) without failing. */
 UFORM_PRINTF_(2, 3) void uform__library_note(uform__library_t *library, const char *format, ...);

@@ -12,7 +12,8 @@ uform_status_t uform__gpu_fail(uform__gpu_device_t *device, uform__gpu_error_t k
     vsnprintf(call, sizeof call, what, args);
     va_end(args);
     uform_status_t status = UFORM_STATUS_DEVICE_FAULT;
-    if (kind == UFORM__GPU_ERROR_OUT_OF_MEMORY) status = UFORM_STATUS_OUT_OF_MEMORY;
+    if (kind == UFORM__GPU_ERROR_OUT_OF_MEMORY)
+        status = UFORM_STATUS_OUT_OF_MEMORY;
     else if (kind == UFORM__GPU_ERROR_INVALID)
         status = UFORM_STATUS_INVALID_ARGUMENT;
     else if (kind == UFORM__GPU_ERROR_STICKY)

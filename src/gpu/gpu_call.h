@@ -65,24 +65,24 @@ void uform__gpu_leave(const uform__gpu_current_t *current, const uform__gpu_scop
 
 /** One runtime call with the device current: enter, `call`, check (as `what`), leave; the status
  *  goes to `status` (an uform_status_t lvalue). `call` runs only when enter succeeded. */
-#define UFORM__GPU_SCOPED_CALL(status, current, device, call, what)                                \
-    do {                                                                                           \
-        uform__gpu_scope_t scope_;                                                                 \
-        (status) = uform__gpu_enter((current), (device), &scope_);                                 \
-        if ((status) == UFORM_STATUS_OK) {                                                         \
-            (status) = (current)->check((device), (unsigned)(call), (what));                       \
-            uform__gpu_leave((current), &scope_);                                                  \
-        }                                                                                          \
+#define UFORM__GPU_SCOPED_CALL(status, current, device, call, what)          \
+    do {                                                                     \
+        uform__gpu_scope_t scope_;                                           \
+        (status) = uform__gpu_enter((current), (device), &scope_);           \
+        if ((status) == UFORM_STATUS_OK) {                                   \
+            (status) = (current)->check((device), (unsigned)(call), (what)); \
+            uform__gpu_leave((current), &scope_);                            \
+        }                                                                    \
     } while (0)
 
 /** The same for the paths that go on whatever the runtime answers (free, close): quiet enter,
  *  `call`'s answer ignored. */
-#define UFORM__GPU_QUIET_CALL(current, device, call)                                               \
-    do {                                                                                           \
-        uform__gpu_scope_t scope_;                                                                 \
-        uform__gpu_enter_quietly((current), (device), &scope_);                                    \
-        (void)(call);                                                                              \
-        uform__gpu_leave((current), &scope_);                                                      \
+#define UFORM__GPU_QUIET_CALL(current, device, call)            \
+    do {                                                        \
+        uform__gpu_scope_t scope_;                              \
+        uform__gpu_enter_quietly((current), (device), &scope_); \
+        (void)(call);                                           \
+        uform__gpu_leave((current), &scope_);                   \
     } while (0)
 
 #endif

@@ -29,7 +29,7 @@ int main(void) {
     CHECK(backend->host_is_pinned(&device, (char *)pinned + 100, BYTES - 100));
     CHECK(backend->host_is_pinned(&device, (char *)pinned + BYTES - 1, 1));
     CHECK(!backend->host_is_pinned(&device, (char *)pinned + 100, BYTES)); /* runs past its end */
-    CHECK(!backend->host_is_pinned(&device, device_memory, 16));          /* device memory */
+    CHECK(!backend->host_is_pinned(&device, device_memory, 16));           /* device memory */
     char *ordinary = malloc(3 * 4096);
     CHECK(ordinary != NULL);
     CHECK(!backend->host_is_pinned(&device, ordinary, 4096));

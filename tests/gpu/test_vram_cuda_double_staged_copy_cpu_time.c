@@ -86,7 +86,8 @@ int main(void) {
     printf("for_devices over 1 s of stream work: %.0f ms wall, %.0f ms CPU\n", wall4 - wall3, cpu4 - cpu3);
     CHECK(wall4 - wall3 >= 950);
     if (cpu4 - cpu3 > 50)
-        TEST_FAIL_("waiting for the stream spent %.0f ms of CPU over %.0f ms: its wait spins", cpu4 - cpu3, wall4 - wall3);
+        TEST_FAIL_("waiting for the stream spent %.0f ms of CPU over %.0f ms: its wait spins", cpu4 - cpu3,
+                   wall4 - wall3);
 
     uform_arena_free(arena);
     CHECK_OK(uform_executor_free(executor));

@@ -41,8 +41,10 @@ static void expect(const char *rocm, const char *chosen, size_t expected, const 
     CHECK(child >= 0);
     if (child == 0) {
         setenv("ROCM_PATH", rocm, 1);
-        if (chosen) setenv("UFORM_HIP_LIBRARY", chosen, 1);
-        else unsetenv("UFORM_HIP_LIBRARY");
+        if (chosen)
+            setenv("UFORM_HIP_LIBRARY", chosen, 1);
+        else
+            unsetenv("UFORM_HIP_LIBRARY");
         size_t count = 99;
         if (uform_gpu_devices(NULL, 0, &count) != UFORM_STATUS_OK) _exit(2);
         if (count != expected) _exit(3);

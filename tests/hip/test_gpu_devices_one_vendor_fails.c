@@ -9,8 +9,7 @@
 #include "hip_double.h"
 
 /* Lists `expected` devices of `vendor`, and `failed`'s discovery entry names `names`. */
-static int check_survivor(uint32_t vendor, size_t expected, size_t failed, const char *status_name,
-                          const char *names) {
+static int check_survivor(uint32_t vendor, size_t expected, size_t failed, const char *status_name, const char *names) {
     uform_gpu_device_t devices[4];
     size_t count = 0;
     CHECK_OK(uform_gpu_devices(devices, 4, &count));
@@ -33,7 +32,8 @@ int main(void) {
     pid_t child = fork();
     CHECK(child >= 0);
     if (child == 0) {
-        use_cuda_and_hip_doubles("device name=a\ndevice name=b", "device name=x\nfault init=hipErrorInsufficientDriver");
+        use_cuda_and_hip_doubles("device name=a\ndevice name=b",
+                                 "device name=x\nfault init=hipErrorInsufficientDriver");
         _exit(check_survivor(UFORM_GPU_VENDOR_NVIDIA, 2, 1, "DEVICE_FAULT", "hipErrorInsufficientDriver"));
     }
     int wait_status = 0;

@@ -36,6 +36,7 @@ int main(void) {
     CHECK(!uform__gpu_discovery_worth_saying(&vendors[1]));
     CHECK_INFO_HOLDS(UFORM_INFO_TEXT, "GPUs:                   2");
     CHECK_INFO_HOLDS(UFORM_INFO_TEXT, "CUDA: CUDA stub library, no driver");
-    CHECK_INFO_HOLDS(UFORM_INFO_JSON, "\"runtime\":\"CUDA\",\"status\":\"OK\",\"message\":\"CUDA stub library, no driver");
+    CHECK_INFO_HOLDS(UFORM_INFO_JSON,
+                     "\"runtime\":\"CUDA\",\"status\":\"OK\",\"message\":\"CUDA stub library, no driver");
     TEST_DONE();
 }

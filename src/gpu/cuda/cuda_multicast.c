@@ -25,7 +25,7 @@ typedef struct multicast_api_t {
 /* Every entry optional: the extent needs only cuDeviceCanAccessPeer, the probe everything else.
  * The list puts cuDeviceCanAccessPeer last, so the table's message names the first entry the
  * probe lacks whenever it lacks one. */
-#define MULTICAST_ENTRY_(field, base, version, symbol, type)                                       \
+#define MULTICAST_ENTRY_(field, base, version, symbol, type) \
     UFORM__LIBRARY_ENTRY(multicast_api_t, field, base, version, symbol, true)
 static const uform__library_entry_t entries[] = {UFORM_CUDA_MULTICAST_ENTRY_POINTS(MULTICAST_ENTRY_)};
 static multicast_api_t api;
@@ -41,8 +41,7 @@ static const multicast_api_t *multicast_api(void) {
 /* True when the probe has every entry it calls. */
 static bool probe_has_all(const multicast_api_t *mc) {
     return mc->cuMemCreate && mc->cuMemRelease && mc->cuMemGetAllocationGranularity && mc->cuMulticastGetGranularity &&
-           mc->cuMulticastCreate &&
-           mc->cuMulticastAddDevice && mc->cuMulticastBindMem && mc->cuMulticastUnbind;
+           mc->cuMulticastCreate && mc->cuMulticastAddDevice && mc->cuMulticastBindMem && mc->cuMulticastUnbind;
 }
 
 /* The caller's last error, kept across the driver work and put back on the way out. */
@@ -50,7 +49,9 @@ typedef struct saved_error_t {
     char message[512];
 } saved_error_t;
 
-static void save_error(saved_error_t *saved) { snprintf(saved->message, sizeof saved->message, "%s", uform_last_error()); }
+static void save_error(saved_error_t *saved) {
+    snprintf(saved->message, sizeof saved->message, "%s", uform_last_error());
+}
 static void restore_error(const saved_error_t *saved) { (void)uform__fail(UFORM_STATUS_OK, "%s", saved->message); }
 
 UFORM_PRINTF_(3, 4) static void explain(char *why, size_t capacity, const char *format, ...) {
@@ -168,21 +169,22 @@ static void run_probe(probe_t *probe, const uform__cuda_execution_api_t *executi
      * cuMemCreate and cuMulticastBindMem alike. The probe wants the smallest such size. */
     size_t size = 0;
     for (size_t i = 0; i < probe->count; i++) {
-        uform_cuMemAllocationProp memory = {.type = UFORM_CU_MEM_ALLOCATION_TYPE_PINNED,
-                                            .requestedHandleTypes = UFORM_CU_MEM_HANDLE_TYPE_NONE,
-                                            .location = {.type = UFORM_CU_MEM_LOCATION_TYPE_DEVICE,
-                                                         .id = devices[i].native_device}};
+        uform_cuMemAllocationProp memory = {
+            .type = UFORM_CU_MEM_ALLOCATION_TYPE_PINNED,
+            .requestedHandleTypes = UFORM_CU_MEM_HANDLE_TYPE_NONE,
+            .location = {.type = UFORM_CU_MEM_LOCATION_TYPE_DEVICE, .id = devices[i].native_device}};
         size_t granularity = 0;
-        if (!step(probe, mc->cuMemGetAllocationGranularity(&granularity, &memory, UFORM_CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+        if (!step(probe,
+                  mc->cuMemGetAllocationGranularity(&granularity, &memory, UFORM_CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
                   "cuMemGetAllocationGranularity", &devices[i]))
             return;
         if (granularity > size) size = granularity;
     }
-    uform_cuMulticastObjectProp prop = {.numDevices = (unsigned)probe->count,
-                                        .size = size,
-                                        .handleTypes = UFORM_CU_MEM_HANDLE_TYPE_NONE};
+    uform_cuMulticastObjectProp prop = {
+        .numDevices = (unsigned)probe->count, .size = size, .handleTypes = UFORM_CU_MEM_HANDLE_TYPE_NONE};
     size_t multicast_granularity = 0;
-    if (!step(probe, mc->cuMulticastGetGranularity(&multicast_granularity, &prop, UFORM_CU_MULTICAST_GRANULARITY_MINIMUM),
+    if (!step(probe,
+              mc->cuMulticastGetGranularity(&multicast_granularity, &prop, UFORM_CU_MULTICAST_GRANULARITY_MINIMUM),
               "cuMulticastGetGranularity", NULL))
         return;
     /* Granularities are powers of two: a multiple of the largest is a multiple of every one. */
@@ -193,18 +195,18 @@ static void run_probe(probe_t *probe, const uform__cuda_execution_api_t *executi
     probe->have_multicast = true;
     /* Every device joins before any binds: a bind waits for the whole team. */
     for (size_t i = 0; i < probe->count; i++)
-        if (!step(probe, mc->cuMulticastAddDevice(probe->multicast, devices[i].native_device),
-                  "cuMulticastAddDevice", &devices[i]))
+        if (!step(probe, mc->cuMulticastAddDevice(probe->multicast, devices[i].native_device), "cuMulticastAddDevice",
+                  &devices[i]))
             return;
     for (size_t i = 0; i < probe->count; i++) {
         const uform__gpu_device_t *device = &devices[i];
         if (!step(probe, execution->cuCtxSetCurrent((uform_cuContext)device->native_context), "cuCtxSetCurrent",
                   device))
             return;
-        uform_cuMemAllocationProp memory = {.type = UFORM_CU_MEM_ALLOCATION_TYPE_PINNED,
-                                            .requestedHandleTypes = UFORM_CU_MEM_HANDLE_TYPE_NONE,
-                                            .location = {.type = UFORM_CU_MEM_LOCATION_TYPE_DEVICE,
-                                                         .id = device->native_device}};
+        uform_cuMemAllocationProp memory = {
+            .type = UFORM_CU_MEM_ALLOCATION_TYPE_PINNED,
+            .requestedHandleTypes = UFORM_CU_MEM_HANDLE_TYPE_NONE,
+            .location = {.type = UFORM_CU_MEM_LOCATION_TYPE_DEVICE, .id = device->native_device}};
         if (!step(probe, mc->cuMemCreate(&probe->memory[i], probe->granularity, &memory, 0), "cuMemCreate", device)) {
             probe->memory[i] = 0;
             return;
@@ -228,7 +230,8 @@ static void release_probe(probe_t *probe) {
                  "cuMulticastUnbind", &devices[i]);
     for (size_t i = 0; i < probe->count; i++)
         if (probe->memory[i]) step(probe, mc->cuMemRelease(probe->memory[i]), "cuMemRelease", &devices[i]);
-    if (probe->have_multicast) step(probe, mc->cuMemRelease(probe->multicast), "cuMemRelease of the multicast object", NULL);
+    if (probe->have_multicast)
+        step(probe, mc->cuMemRelease(probe->multicast), "cuMemRelease of the multicast object", NULL);
 }
 
 bool uform__cuda_multicast_probe(const uform__gpu_device_t *devices, size_t count, char *why, size_t capacity) {
