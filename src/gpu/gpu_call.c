@@ -22,6 +22,14 @@ uform_status_t uform__gpu_fail(uform__gpu_device_t *device, uform__gpu_error_t k
                        device->backend ? device->backend->name : "GPU", (int)device->native_device, error_name);
 }
 
+void uform__gpu_explain(char *why, size_t capacity, const char *format, ...) {
+    if (!why || !capacity) return;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(why, capacity, format, args);
+    va_end(args);
+}
+
 uform_status_t uform__gpu_refuse_empty(const uform__gpu_device_t *device, size_t bytes, const char *kind) {
     if (bytes) return UFORM_STATUS_OK;
     return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s allocation of 0 bytes on GPU %d (%s device %d)", kind,

@@ -30,6 +30,10 @@ UFORM_PRINTF_(4, 5)
 uform_status_t uform__gpu_fail(uform__gpu_device_t *device, uform__gpu_error_t kind, const char *error_name,
                                const char *what, ...);
 
+/** Writes a reason into `why` (`capacity` bytes; nothing when `why` is NULL or `capacity` 0): the
+ *  answers that are no status (the multicast probe's "no, because ..."). */
+UFORM_PRINTF_(3, 4) void uform__gpu_explain(char *why, size_t capacity, const char *format, ...);
+
 /** INVALID_ARGUMENT for an allocation of 0 bytes, which neither runtime hands out as memory
  *  (CUDA answers CUDA_ERROR_INVALID_VALUE, HIP hipSuccess with NULL); OK otherwise. */
 uform_status_t uform__gpu_refuse_empty(const uform__gpu_device_t *device, size_t bytes, const char *kind);

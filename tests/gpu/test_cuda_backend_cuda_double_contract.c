@@ -7,19 +7,13 @@
 #include <unistd.h>
 
 #include "cuda_double.h"
-#include "gpu/gpu_backend.h"
+#include "cuda_backend_test.h"
 
 int main(void) {
     use_cuda_double("device name=only memory=64M");
-    uform_status_t status = UFORM_STATUS_IO_ERROR;
-    const uform__gpu_backend_t *backend = uform__cuda_backend(&status);
-    CHECK_OK(status);
-    CHECK(backend != NULL);
+    const uform__gpu_backend_t *backend = cuda_backend();
     uform__gpu_device_t device;
-    memset(&device, 0, sizeof device);
-    device.backend = backend;
-    device.vendor = UFORM_GPU_VENDOR_NVIDIA;
-    CHECK_OK(backend->open(&device));
+    cuda_device_open(&device, backend, 0);
 
     void *pointer = &pointer;
     CHECK_STATUS(backend->device_alloc(&device, 0, &pointer), UFORM_STATUS_INVALID_ARGUMENT);

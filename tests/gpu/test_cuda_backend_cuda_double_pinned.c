@@ -7,19 +7,14 @@
 
 #include "cuda_double.h"
 #include "cuda_double_driver.h"
-#include "gpu/gpu_backend.h"
+#include "cuda_backend_test.h"
 
 int main(void) {
     use_cuda_double("device name=only memory=64M");
     cuda_double_t cu = cuda_double_open("device name=only memory=64M");
-    uform_status_t status = UFORM_STATUS_IO_ERROR;
-    const uform__gpu_backend_t *backend = uform__cuda_backend(&status);
-    CHECK_OK(status);
+    const uform__gpu_backend_t *backend = cuda_backend();
     uform__gpu_device_t device;
-    memset(&device, 0, sizeof device);
-    device.backend = backend;
-    device.vendor = UFORM_GPU_VENDOR_NVIDIA;
-    CHECK_OK(backend->open(&device));
+    cuda_device_open(&device, backend, 0);
 
     enum { BYTES = 1 << 20 };
     void *pinned = NULL, *device_memory = NULL;

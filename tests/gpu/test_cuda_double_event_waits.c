@@ -5,23 +5,9 @@
  * likewise. Each wait is 1 s of queued host work; a blocked wait must cost under 50 ms of the
  * process's CPU time, a spinning one over 50 ms (a spin keeps a CPU busy for the whole second;
  * even a heavily loaded machine gives it more than a twentieth). */
-#include <sys/resource.h>
-#include <time.h>
 
 #include "cuda_double_driver.h"
-
-static double cpu_ms(void) {
-    struct rusage usage;
-    CHECK(getrusage(RUSAGE_SELF, &usage) == 0);
-    return (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3 +
-           (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
-}
-
-static void sleep_a_second(void *unused) {
-    (void)unused;
-    struct timespec t = {.tv_sec = 0, .tv_nsec = 999000000L};
-    nanosleep(&t, NULL);
-}
+#include "gpu/cpu_time.h"
 
 int main(void) {
     cuda_double_t cu = cuda_double_open("device memory=64M");

@@ -13,28 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 
 #include "gpu/cuda/cuda_loader.h"
-#include "gpu/gpu_backend.h"
+#include "cuda_backend_test.h"
 #include "gpu/gpu_multicast.h"
 #include "test.h"
+#include "gpu/cpu_time.h"
 
 static const uform__cuda_execution_api_t *cu;
-
-static double cpu_ms(void) {
-    struct rusage usage;
-    CHECK(getrusage(RUSAGE_SELF, &usage) == 0);
-    return (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3 +
-           (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
-}
-
-static double wall_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 static uform_cuContext current(void) {
     uform_cuContext context = (uform_cuContext)(uintptr_t)1;
@@ -48,14 +34,9 @@ static uform_status_t note_context(void *context, const uform_device_slot_t *slo
 }
 
 static void finding_5(void) {
-    uform_status_t status = UFORM_STATUS_IO_ERROR;
-    const uform__gpu_backend_t *backend = uform__cuda_backend(&status);
-    CHECK_OK(status);
+    const uform__gpu_backend_t *backend = cuda_backend();
     uform__gpu_device_t device;
-    memset(&device, 0, sizeof device);
-    device.backend = backend;
-    device.vendor = UFORM_GPU_VENDOR_NVIDIA;
-    CHECK_OK(backend->open(&device));
+    cuda_device_open(&device, backend, 0);
     enum { BYTES = 4 << 20 };
     void *pinned = NULL;
     CHECK_OK(backend->host_alloc(&device, BYTES, &pinned));

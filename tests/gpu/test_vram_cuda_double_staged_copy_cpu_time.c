@@ -7,23 +7,9 @@
  * memcpy stays far below it. Waiting for a stream (stream_wait, 1 s of queued host work) is held
  * to 50 ms likewise. The figures are printed for the record. */
 #include <stdio.h>
-#include <sys/resource.h>
-#include <time.h>
 
 #include "vram/vram_double.h"
-
-static double cpu_ms(void) {
-    struct rusage usage;
-    CHECK(getrusage(RUSAGE_SELF, &usage) == 0);
-    return (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3 +
-           (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
-}
-
-static double wall_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
+#include "gpu/cpu_time.h"
 
 /* Host work a kernel would be: a host function holding the stream for `ms` milliseconds of
  * sleep, so a drain waits that long with nothing for the CPU to do. */

@@ -5,26 +5,12 @@
  * under 50 ms, which a spin given even a sixth of a loaded machine's CPU exceeds. */
 #include <dlfcn.h>
 #include <stdio.h>
-#include <sys/resource.h>
-#include <time.h>
 
 #include "gpu/hip/hip_abi.h"
 #include "hip_backend_test.h"
+#include "gpu/cpu_time.h"
 
 typedef uform_hipError (*launch_host_func_t)(uform_hipStream stream, void (*function)(void *), void *data);
-
-static double cpu_ms(void) {
-    struct rusage usage;
-    CHECK(getrusage(RUSAGE_SELF, &usage) == 0);
-    return (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3 +
-           (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
-}
-
-static void sleep_a_second(void *unused) {
-    (void)unused;
-    struct timespec t = {.tv_sec = 0, .tv_nsec = 999000000L};
-    nanosleep(&t, NULL);
-}
 
 int main(void) {
     use_hip_double("device memory=64M name=only");

@@ -15,6 +15,7 @@
 #include "core/memory.h"
 #include "gpu/cuda/cuda_loader.h"
 #include "gpu/cuda/cuda_multicast.h"
+#include "gpu/gpu_call.h"
 
 typedef struct multicast_api_t {
 #define MULTICAST_FIELD_(field, base, version, symbol, type) type field;
@@ -54,13 +55,6 @@ static void save_error(saved_error_t *saved) {
 }
 static void restore_error(const saved_error_t *saved) { (void)uform__fail(UFORM_STATUS_OK, "%s", saved->message); }
 
-UFORM_PRINTF_(3, 4) static void explain(char *why, size_t capacity, const char *format, ...) {
-    if (!why || !capacity) return;
-    va_list args;
-    va_start(args, format);
-    vsnprintf(why, capacity, format, args);
-    va_end(args);
-}
 
 size_t uform__cuda_multimem_extent(const uform__gpu_device_t *devices, size_t n) {
     if (n < 2) return 1;
@@ -148,10 +142,11 @@ static bool step(probe_t *probe, uform_cuResult result, const char *call, const 
         char buffer[32];
         const char *name = uform__cuda_error_name(&probe->cuda->api, result, buffer, sizeof buffer);
         if (device)
-            explain(probe->why, probe->capacity, "%s on CUDA device %d (the executor's device %zu) answered %s", call,
-                    (int)device->native_device, device->index, name);
+            uform__gpu_explain(probe->why, probe->capacity,
+                               "%s on CUDA device %d (the executor's device %zu) answered %s", call,
+                               (int)device->native_device, device->index, name);
         else
-            explain(probe->why, probe->capacity, "%s answered %s", call, name);
+            uform__gpu_explain(probe->why, probe->capacity, "%s answered %s", call, name);
     }
     probe->failed = true;
     return false;
@@ -243,18 +238,18 @@ bool uform__cuda_multicast_probe(const uform__gpu_device_t *devices, size_t coun
     bool answer = false;
     if (uform__cuda_get(&probe.cuda) != UFORM_STATUS_OK || !probe.cuda ||
         uform__cuda_execution(&execution) != UFORM_STATUS_OK) {
-        explain(why, capacity, "no CUDA driver: %s", uform_last_error());
+        uform__gpu_explain(why, capacity, "no CUDA driver: %s", uform_last_error());
         goto done;
     }
     probe.mc = multicast_api();
     if (!probe.mc || !probe_has_all(probe.mc)) {
-        explain(why, capacity, "%s", probe.mc ? table.message : uform_last_error());
+        uform__gpu_explain(why, capacity, "%s", probe.mc ? table.message : uform_last_error());
         goto done;
     }
     probe.memory = uform__allocate_zeroed(count, sizeof *probe.memory);
     probe.bound = uform__allocate_zeroed(count, sizeof *probe.bound);
     if (!probe.memory || !probe.bound) {
-        explain(why, capacity, "no memory for the probe of %zu devices", count);
+        uform__gpu_explain(why, capacity, "no memory for the probe of %zu devices", count);
         goto done;
     }
     /* The calling thread's context is put back: the probe borrows the thread. */
