@@ -55,8 +55,32 @@ typedef struct uform_mesh_description_t {
 /**
  * Joins this process to the run's mesh over a VRAM executor whose devices are this
  * process's members. `options` may be NULL (a run of one process).
+ *
+ * One outcome: every process of a run that meets returns the same answer, OK with the same
+ * run-wide description, or the same error status with the same message, even when one process
+ * dies, stalls past the timeout or cannot read the others' files at any step. The processes meet
+ * in `directory/job/`; index 0 publishes a roster, every other process checks it (format version,
+ * checksum) and acknowledges it, and the answer is one file, `outcome`, written exactly once:
+ * by index 0 once every acknowledgement is in (or its wait for them ends), or by the first
+ * process that gives up waiting for index 0, cannot use the roster, or is cancelled. No process
+ * returns before it exists. Index 0 dying at any step: before its run file, every other process
+ * answers TIMEOUT ("index 0 never arrived"); after it, the first to give up decides TIMEOUT for
+ * all ("no roster from index 0", "no outcome from index 0"); after the outcome, everyone has it.
+ * Limits: a process that reaches the directory only after index 0 has ended the run (it came,
+ * or woke, too late to be seen) answers TIMEOUT in its own words ("ended the run before this
+ * process joined"), and the others never waited for it; when the outcome file can be neither
+ * written nor read (a failing file system), a process answers its own proposal. The whole
+ * bootstrap waits at most about the timeout plus three graces (a grace is a tenth of the timeout,
+ * 1 to 10 s), or, with NCCL's blocking initialisation (NCCL before 2.14), unboundedly there.
+ * Files: every process removes its own; the last one out removes the directory. A process of
+ * another host that dies after it was seen keeps the outcome file in the job directory (nobody
+ * can tell it from a slow one); a job name is one run's, so a rerun takes a new one anyway.
+ * Every deadline is this process's monotonic clock or the directory's file system's clock: no
+ * two hosts' clocks are compared.
+ *
  * @return OK; INVALID_ARGUMENT (NULL output, a NULL or RAM executor: the mesh needs a VRAM
- *         executor, bad options); NOT_FOUND, TIMEOUT, MISMATCH, IO_ERROR while meeting peers.
+ *         executor, bad options); NOT_FOUND, TIMEOUT, MISMATCH, IO_ERROR while meeting peers;
+ *         INTERRUPTED when cancelled (options->cancel).
  */
 UFORM_API uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh_options_t *options,
                                               uform_mesh_t **mesh);

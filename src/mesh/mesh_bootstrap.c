@@ -131,7 +131,7 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
         if (have_id) memcpy(roster.nccl_id, id, sizeof id);
     } else {
         status = uform__mesh_rendezvous(options->directory, options->job, timeout, &mine, have_id ? id : NULL, &roster,
-                                        verb);
+                                        NULL, verb);
     }
     if (status == UFORM_STATUS_OK) {
         uform_mesh_description_t *d = &mesh->description;
