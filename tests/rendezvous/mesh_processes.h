@@ -37,6 +37,9 @@ typedef struct member_t {
     /* at the rendezvous's step `signal_at`, writes mesh_directory/mark.<job> and waits (at most
      * 20 s) for mesh_directory/go.<job>: the test sends it a real signal there (member_signal) */
     const char *signal_at;
+    /* index 0 only: at its step "published", damages the roster ("truncate", "corrupt" or
+     * "version": another format's) and then writes mesh_directory/damaged.<job> */
+    const char *damage;
     /* what it answers */
     uform_status_t status;
     uform_mesh_description_t description;
@@ -59,8 +62,29 @@ static const member_t *member_self; /* in a member's process: its own entry */
 static inline void member_wait(const char *directory, const char *job, const char *until);
 
 /* The rendezvous's test hook (uform__test_mesh_step): holds this member as it says. */
+static inline void member_damage(const char *directory, const char *job) {
+    char path[1024], text[4096] = "";
+    snprintf(path, sizeof path, "%s/%s/roster", directory, job);
+    FILE *file = fopen(path, "r");
+    size_t length = file ? fread(text, 1, sizeof text - 1, file) : 0;
+    if (file) fclose(file);
+    text[length] = 0;
+    if (!strcmp(member_self->damage, "truncate")) length /= 2;
+    else if (!strcmp(member_self->damage, "corrupt")) text[length / 2] ^= 0x01;
+    else if (!strncmp(text, "uform-mesh-roster 2", 19)) text[18] = '3';
+    file = fopen(path, "w");
+    if (file) {
+        fwrite(text, 1, length, file);
+        fclose(file);
+    }
+    snprintf(path, sizeof path, "%s/damaged.%s", directory, job);
+    file = fopen(path, "w");
+    if (file) fclose(file);
+}
+
 static inline void member_hold(const char *directory, const char *job, uint64_t index, const char *step) {
     (void)index;
+    if (member_self->damage && !strcmp(step, "published")) member_damage(directory, job);
     if (member_self->signal_at && !strcmp(step, member_self->signal_at)) {
         char mark[1024], go[1024];
         struct stat info;
@@ -99,7 +123,7 @@ static inline void member_run(member_t *m) {
     if (m->stall)
         for (;;) pause();
     member_self = m;
-    if (m->holds[0].at || m->signal_at) uform__test_mesh_step = member_hold;
+    if (m->holds[0].at || m->signal_at || m->damage) uform__test_mesh_step = member_hold;
     uform_executor_t *executor = NULL;
     m->status = uform_executor_for_vram(NULL, 0, UFORM_GPU_CLASS_NONE, NULL, 0, UFORM_CPU_CLASS_NONE, NULL, 0, 0, 0,
                                         &executor);
