@@ -180,17 +180,6 @@ static long format_version(const char *text, const char *kind) {
 
 /* ---- paths in messages ---- */
 
-void uform__mesh_short(const char *text, char *out, size_t capacity) {
-    size_t length = strlen(text), limit = capacity < UFORM_MESH_PATH_MAX ? capacity : UFORM_MESH_PATH_MAX;
-    if (length < limit) {
-        snprintf(out, capacity, "%s", text);
-        return;
-    }
-    /* The head says where, the tail says which: both stay, the middle goes. */
-    size_t head = (limit - 4) / 2, tail = limit - 4 - head;
-    snprintf(out, capacity, "%.*s...%s", (int)head, text, text + length - tail);
-}
-
 void uform__mesh_path(const uform__mesh_session_t *s, const char *name, char *out, size_t capacity) {
     char whole[8192];
     snprintf(whole, sizeof whole, "%s/%s%s%s", s->directory, s->job, name ? "/" : "", name ? name : "");

@@ -45,9 +45,6 @@ double uform__mesh_grace_seconds(double timeout_seconds);
  *  most 160 bytes, so that the reason that follows it always fits the last error. `name` may be
  *  NULL (the job directory itself). */
 void uform__mesh_path(const uform__mesh_session_t *s, const char *name, char *out, size_t capacity);
-/** The same for `directory` alone. */
-void uform__mesh_short(const char *text, char *out, size_t capacity);
-#define UFORM_MESH_PATH_MAX 168
 /** "facts.<i>" (a process's facts) and "took.<i>" (the same file once it has the roster). */
 void uform__mesh_facts_name(uint64_t index, char *name, size_t capacity);
 void uform__mesh_took_name(uint64_t index, char *name, size_t capacity);

@@ -49,6 +49,8 @@ typedef struct member_t {
 } member_t;
 
 static char mesh_directory[256];
+/* The directory members meet in, where it is not mesh_directory (a test of long paths). */
+static const char *mesh_directory_override;
 /* The NCCL library every member loads: none by default (a machine without NCCL). */
 static const char *mesh_nccl_library = "/nonexistent/libnccl.so.2";
 
@@ -133,7 +135,7 @@ static inline void member_run(member_t *m) {
         options.host_domain_index = m->index;
         options.host_domain_count = m->count;
         options.gpus_per_multimem_domain = m->multimem;
-        options.directory = mesh_directory;
+        options.directory = mesh_directory_override ? mesh_directory_override : mesh_directory;
         options.job = m->job;
         options.timeout_seconds = m->timeout;
         m->status = uform_mesh_bootstrap(executor, &options, &mesh);
