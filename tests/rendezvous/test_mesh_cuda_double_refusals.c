@@ -101,7 +101,7 @@ int main(void) {
     }
 
     /* Disagreeing multicast extents. */
-    members_fill(members, 2, "extent-differs", 1, 30);
+    members_fill(members, 2, "extent-differs", 4, 30); /* 8 GPUs: room for both extents */
     members[0].multimem = 4;
     members[1].multimem = 8;
     run(2);
