@@ -113,6 +113,42 @@ static bool write_all(int fd, const char *text, size_t length) {
     return true;
 }
 
+/* Whether this process met a file system without hard links (then every claim is a `.claim`
+ * file created exclusively, and every removal removes it too). */
+static _Atomic bool links_refused;
+
+/* The errors of a file system that has no hard links (object-store FUSE mounts, some SMB). */
+static bool no_hard_links(int error) {
+    return error == EPERM || error == ENOTSUP || error == EOPNOTSUPP || error == ENOSYS || error == EMLINK;
+}
+
+/* The fallback without hard links: `name.claim` created exclusively (O_EXCL: one winner, on NFS
+ * too) claims the name, then the whole temporary file is renamed onto it, so a reader sees all of
+ * it or nothing. A claim whose file is not there yet reads as an empty holder. */
+static uform_status_t claim_and_rename(int job_fd, const char *temporary, const char *name, bool *taken, char *holder,
+                                       const char *verb) {
+    char claim[300];
+    snprintf(claim, sizeof claim, "%s.claim", name);
+    int fd = openat(job_fd, claim, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int error = errno;
+    if (fd < 0) {
+        unlinkat(job_fd, temporary, 0);
+        if (error != EEXIST) return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot claim %s", verb, name);
+        *taken = true;
+        if (uform__mesh_read(job_fd, name, holder, verb) != UFORM_STATUS_OK) holder[0] = 0;
+        return UFORM_STATUS_OK;
+    }
+    close(fd);
+    if (renameat(job_fd, temporary, job_fd, name) != 0) {
+        error = errno;
+        unlinkat(job_fd, temporary, 0);
+        unlinkat(job_fd, claim, 0);
+        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot publish %s", verb, name);
+    }
+    fsync(job_fd);
+    return UFORM_STATUS_OK;
+}
+
 uform_status_t uform__mesh_write_new(int job_fd, const char *name, const char *text, bool *taken, char *holder,
                                      const char *verb) {
     *taken = false;
@@ -133,8 +169,12 @@ uform_status_t uform__mesh_write_new(int job_fd, const char *name, const char *t
         return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot write %s", verb, name);
     }
     /* link() fails on an existing name, where rename() would replace it: the claim is exclusive. */
-    int linked = linkat(job_fd, temporary, job_fd, name, 0);
-    error = errno;
+    int linked = atomic_load_explicit(&links_refused, memory_order_relaxed) ? -1 : linkat(job_fd, temporary, job_fd, name, 0);
+    error = linked != 0 && atomic_load_explicit(&links_refused, memory_order_relaxed) ? EPERM : errno;
+    if (linked != 0 && no_hard_links(error)) {
+        atomic_store_explicit(&links_refused, true, memory_order_relaxed);
+        return claim_and_rename(job_fd, temporary, name, taken, holder, verb);
+    }
     if (linked != 0 && error == EEXIST) {
         /* NFS may answer a retransmitted LINK that did succeed with EEXIST: then the temporary
          * file has two names, and the claim is ours (the recipe open(2) gives for O_EXCL). */
@@ -194,7 +234,14 @@ bool uform__mesh_job_removed(int job_fd) {
     return fstat(job_fd, &info) == 0 && info.st_nlink == 0;
 }
 
-void uform__mesh_remove(int job_fd, const char *name) { unlinkat(job_fd, name, 0); }
+void uform__mesh_remove(int job_fd, const char *name) {
+    unlinkat(job_fd, name, 0);
+    if (atomic_load_explicit(&links_refused, memory_order_relaxed)) {
+        char claim[300];
+        snprintf(claim, sizeof claim, "%s.claim", name);
+        unlinkat(job_fd, claim, 0);
+    }
+}
 
 void uform__mesh_remove_job(const char *directory, const char *job, int job_fd) {
     int parent = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -58,7 +58,8 @@ bool uform__mesh_mtime_ns(int job_fd, const char *name, int64_t *ns);
  *  descriptor: a new directory of the same name is another run's. */
 bool uform__mesh_job_removed(int job_fd);
 
-/** Removes `name` (missing is fine). */
+/** Removes `name` (missing is fine), and its `.claim` where this process writes without hard
+ *  links. */
 void uform__mesh_remove(int job_fd, const char *name);
 
 /** Removes the job directory if it is still the one `job_fd` opened (same device and inode,

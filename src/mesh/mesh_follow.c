@@ -37,7 +37,8 @@ static bool others_remain(const follower_t *f) {
     }
     bool remain = false;
     for (struct dirent *entry; !remain && (entry = readdir(directory));)
-        remain = !strncmp(entry->d_name, "facts.", 6) || !strncmp(entry->d_name, "took.", 5);
+        remain = (!strncmp(entry->d_name, "facts.", 6) || !strncmp(entry->d_name, "took.", 5)) &&
+                 !strstr(entry->d_name, ".claim");
     closedir(directory);
     return remain;
 }
@@ -47,6 +48,7 @@ static bool others_remain(const follower_t *f) {
  * for the latecomers: the roster, the outcome, the directory. */
 static void leave(follower_t *f) {
     if (f->owned) uform__mesh_remove(f->s->job_fd, f->owned);
+    if (f->owned == f->took) uform__mesh_remove(f->s->job_fd, f->facts); /* its claim, without hard links */
     f->owned = NULL;
     bool lead_gone = !run_is_over(f) && uform__mesh_holder_gone(f->run_text, f->s->host);
     if ((!run_is_over(f) && !lead_gone) || others_remain(f)) return;

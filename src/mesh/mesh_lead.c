@@ -171,8 +171,13 @@ static void clean_up(lead_t *l) {
             if (which == 0) uform__mesh_took_name(i, name, sizeof name);
             else uform__mesh_facts_name(i, name, sizeof name);
             if (uform__mesh_read(s->job_fd, name, text, s->verb) != UFORM_STATUS_OK) continue;
-            if (uform__mesh_holder_gone(text, s->host)) uform__mesh_remove(s->job_fd, name);
-            else kept = true;
+            if (!uform__mesh_holder_gone(text, s->host)) {
+                kept = true;
+                continue;
+            }
+            uform__mesh_remove(s->job_fd, name);
+            uform__mesh_facts_name(i, name, sizeof name); /* and its claim, without hard links */
+            uform__mesh_remove(s->job_fd, name);
         }
     }
     uform__fail(UFORM_STATUS_OK, "%s", ""); /* the reads above leave no error behind */
