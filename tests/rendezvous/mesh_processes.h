@@ -40,6 +40,8 @@ typedef struct member_t {
     /* index 0 only: at its step "published", damages the roster ("truncate", "corrupt" or
      * "version": another format's) and then writes mesh_directory/damaged.<job> */
     const char *damage;
+    double delay;        /* seconds it sleeps before it joins */
+    long realtime_skew;  /* seconds its CLOCK_REALTIME is off, where the test interposes it */
     /* what it answers */
     uform_status_t status;
     uform_mesh_description_t description;
@@ -60,6 +62,8 @@ static inline void make_mesh_directory(void) {
 }
 
 static const member_t *member_self; /* in a member's process: its own entry */
+/* In a member's process: its realtime_skew, for a test that interposes clock_gettime. */
+static long member_realtime_skew;
 
 static inline void member_wait(const char *directory, const char *job, const char *until);
 
@@ -125,6 +129,8 @@ static inline void member_run(member_t *m) {
     if (m->stall)
         for (;;) pause();
     member_self = m;
+    member_realtime_skew = m->realtime_skew;
+    if (m->delay > 0) usleep((useconds_t)(m->delay * 1e6));
     if (m->holds[0].at || m->signal_at || m->damage) uform__test_mesh_step = member_hold;
     uform_executor_t *executor = NULL;
     m->status = uform_executor_for_vram(NULL, 0, UFORM_GPU_CLASS_NONE, NULL, 0, UFORM_CPU_CLASS_NONE, NULL, 0, 0, 0,
