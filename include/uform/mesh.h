@@ -37,9 +37,15 @@ typedef struct uform_mesh_options_t {
     const char *directory;           /**< borrowed; the directory every host sees; required with peers */
     const char *job;                 /**< borrowed; the run's unique plain name; required with peers */
     double timeout_seconds;          /**< bound on every wait for a peer; 0 means 120 */
+    /** borrowed, may be NULL: the caller's cancel flag. Nonzero (set from any thread, or from a
+     *  signal handler) makes the bootstrap return INTERRUPTED within 50 ms of any wait: this
+     *  process's files are taken back and the others answer INTERRUPTED naming it, as of a
+     *  process that died, at once. An options struct of the older size (without it) is read
+     *  without it. */
+    const volatile int *cancel;
 } uform_mesh_options_t;
 
-#define UFORM_MESH_OPTIONS_INIT {sizeof(uform_mesh_options_t), 0, 0, 0, NULL, NULL, 0.0}
+#define UFORM_MESH_OPTIONS_INIT {sizeof(uform_mesh_options_t), 0, 0, 0, NULL, NULL, 0.0, NULL}
 
 /** What a mesh reports about itself. */
 typedef struct uform_mesh_description_t {

@@ -2,6 +2,7 @@
  * holds it, like a device arena), probes this host's NVLink multicast, meets the other processes
  * (mesh_rendezvous.c) and, where libnccl loads, creates this process's NCCL communicators from
  * the id index 0 published. Free destroys them, then releases the executor. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ struct uform_mesh_t {
 };
 
 static uform_status_t validate(const uform_mesh_options_t *options, const char *verb) {
-    if (options->struct_size < sizeof(uform_mesh_options_t))
+    if (options->struct_size < offsetof(uform_mesh_options_t, cancel))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: options->struct_size is %zu, expected %zu (use UFORM_MESH_OPTIONS_INIT)", verb,
                            options->struct_size, sizeof(uform_mesh_options_t));
@@ -40,6 +41,12 @@ static uform_status_t validate(const uform_mesh_options_t *options, const char *
     if (count > 1 && (!options->directory || !options->job))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a run with peers needs a directory and a job", verb);
     return UFORM_STATUS_OK;
+}
+
+/* The cancel flag, where the caller's options are of a size that has it. */
+static const volatile int *cancel_of(const uform_mesh_options_t *options) {
+    return options->struct_size >= offsetof(uform_mesh_options_t, cancel) + sizeof options->cancel ? options->cancel
+                                                                                                 : NULL;
 }
 
 /* This process's NCCL communicators, or why there are none (the mesh forms either way). */
@@ -142,7 +149,7 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
         if (have_id) memcpy(roster.nccl_id, id, sizeof id);
     } else {
         status = uform__mesh_rendezvous(options->directory, options->job, timeout, &mine, have_id ? id : NULL, &roster,
-                                        NULL, verb);
+                                        cancel_of(options), verb);
     }
     if (status == UFORM_STATUS_OK) {
         uform_mesh_description_t *d = &mesh->description;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +42,7 @@ typedef struct member_t {
      * "version": another format's) and then writes mesh_directory/damaged.<job> */
     const char *damage;
     double delay;        /* seconds it sleeps before it joins */
+    double cancel_after; /* > 0: a SIGALRM handler sets its options' cancel flag this long after it starts */
     long realtime_skew;  /* seconds its CLOCK_REALTIME is off, where the test interposes it */
     /* what it answers */
     uform_status_t status;
@@ -64,6 +66,12 @@ static inline void make_mesh_directory(void) {
 static const member_t *member_self; /* in a member's process: its own entry */
 /* In a member's process: its realtime_skew, for a test that interposes clock_gettime. */
 static long member_realtime_skew;
+static volatile int member_cancel;
+
+static void member_cancel_now(int signal) {
+    (void)signal;
+    member_cancel = 1;
+}
 
 static inline void member_wait(const char *directory, const char *job, const char *until);
 
@@ -144,6 +152,12 @@ static inline void member_run(member_t *m) {
         options.directory = mesh_directory_override ? mesh_directory_override : mesh_directory;
         options.job = m->job;
         options.timeout_seconds = m->timeout;
+        options.cancel = &member_cancel;
+        if (m->cancel_after > 0) {
+            signal(SIGALRM, member_cancel_now);
+            struct itimerval when = {{0, 0}, {(time_t)m->cancel_after, (suseconds_t)((m->cancel_after - (double)(time_t)m->cancel_after) * 1e6)}};
+            setitimer(ITIMER_REAL, &when, NULL);
+        }
         m->status = uform_mesh_bootstrap(executor, &options, &mesh);
     }
     snprintf(m->message, sizeof m->message, "%s", uform_last_error());
