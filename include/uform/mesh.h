@@ -84,6 +84,12 @@ typedef struct uform_mesh_description_t {
  * Every deadline is this process's monotonic clock or the directory's file system's clock: no
  * two hosts' clocks are compared.
  *
+ * The NCCL hand-off that follows is bounded too: with NCCL 2.14 and newer the communicators are
+ * initialised non-blocking and polled against the timeout (NCCL never notices a peer that died
+ * in its initialisation); on a timeout every communicator is aborted and the bootstrap answers
+ * TIMEOUT naming "NCCL init" and this process's ranks that never finished. Older NCCLs block
+ * until every rank has joined, without bound.
+ *
  * @return OK; INVALID_ARGUMENT (NULL output, a NULL or RAM executor: the mesh needs a VRAM
  *         executor, bad options); NOT_FOUND, TIMEOUT, MISMATCH, IO_ERROR while meeting peers;
  *         INTERRUPTED when cancelled (options->cancel).

@@ -50,7 +50,8 @@ static const volatile int *cancel_of(const uform_mesh_options_t *options) {
 }
 
 /* This process's NCCL communicators, or why there are none (the mesh forms either way). */
-static uform_status_t hand_off(uform_mesh_t *mesh, const uform__mesh_roster_t *roster, const char *verb) {
+static uform_status_t hand_off(uform_mesh_t *mesh, const uform__mesh_roster_t *roster, double timeout,
+                               const volatile int *cancel, const char *verb) {
     if (!roster->has_nccl_id) {
         snprintf(mesh->no_data_plane, sizeof mesh->no_data_plane,
                  "no data plane: index 0 published no NCCL id (no libnccl.so.2 there)");
@@ -63,8 +64,8 @@ static uform_status_t hand_off(uform_mesh_t *mesh, const uform__mesh_roster_t *r
                            verb, uform_last_error());
     }
     const uform_mesh_description_t *d = &mesh->description;
-    return uform__nccl_communicators_create(mesh->executor, roster->nccl_id, d->first_gpu_index,
-                                            d->gpus_per_colocated_domain, &mesh->nccl);
+    return uform__nccl_communicators_create_bounded(mesh->executor, roster->nccl_id, d->first_gpu_index,
+                                                    d->gpus_per_colocated_domain, timeout, cancel, &mesh->nccl);
 }
 
 uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh_options_t *options,
@@ -161,7 +162,7 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
         d->multimem_tier = roster.all_multicast && roster.multimem > 1 ? UFORM_MULTIMEM_TIER_SWITCH_REDUCED
                                                                        : UFORM_MULTIMEM_TIER_PEER_READ;
         d->gpu_class = (uint32_t)roster.gpu_class;
-        status = hand_off(mesh, &roster, verb);
+        status = hand_off(mesh, &roster, timeout, cancel_of(options), verb);
         if (status == UFORM_STATUS_OK && !roster.has_nccl_id && nccl_note[0])
             snprintf(mesh->no_data_plane, sizeof mesh->no_data_plane, "%s", nccl_note);
     }

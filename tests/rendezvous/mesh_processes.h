@@ -29,6 +29,7 @@ typedef struct member_t {
     bool stall;      /* sleeps instead of joining (to be killed: a peer that dies) */
     const char *device_line; /* the double's line for each GPU; NULL: an H100 of 64 MiB */
     const char *nccl_library; /* the NCCL it loads; NULL: mesh_nccl_library */
+    const char *nccl_config;  /* UFORM_NCCL_DOUBLE_CONFIG for it; NULL: none */
     /* at the rendezvous's step `at` (uform__test_mesh_step: "facts", "taken" or "clean-up"),
      * waits until the job directory's file `until` exists (or, with a leading '!', no longer
      * exists) or index 0 removed its run file, for at most 10 s; `at` NULL: no wait */
@@ -134,6 +135,8 @@ static inline void member_run(member_t *m) {
     setenv("UFORM_CUDA_LIBRARY", UFORM_TEST_CUDA_DOUBLE, 1);
     setenv("UFORM_CUDA_DOUBLE_CONFIG", config, 1);
     setenv("UFORM_NCCL_LIBRARY", m->nccl_library ? m->nccl_library : mesh_nccl_library, 1);
+    if (m->nccl_config) setenv("UFORM_NCCL_DOUBLE_CONFIG", m->nccl_config, 1);
+    else unsetenv("UFORM_NCCL_DOUBLE_CONFIG");
     if (m->stall)
         for (;;) pause();
     member_self = m;

@@ -57,6 +57,9 @@ static uform_status_t load(void) {
     }
     UFORM_NCCL_ENTRY_POINTS(BIND_)
 #undef BIND_
+#define BIND_OPTIONAL_(field, symbol, type) api.field = (type)uform__library_symbol(library, symbol);
+    UFORM_NCCL_OPTIONAL_ENTRY_POINTS(BIND_OPTIONAL_)
+#undef BIND_OPTIONAL_
     return UFORM_STATUS_OK;
 }
 
