@@ -63,6 +63,11 @@ typedef struct uform__gpu_backend_t {
      *  it so: for device functions, documented (vram.h) to run with it current. Called on the
      *  caller's thread it changes what the caller's runtime sees afterwards. */
     uform_status_t (*make_current)(uform__gpu_device_t *device);
+    /** What is current on the calling thread (CUDA: the context, NULL included; HIP: the device),
+     *  for restore_current to give back after make_current calls on the caller's thread. */
+    uform_status_t (*save_current)(uform__gpu_device_t *device, uintptr_t *saved);
+    /** Makes `saved` current again; its error is not the caller's operation's, and is ignored. */
+    void (*restore_current)(uform__gpu_device_t *device, uintptr_t saved);
     uform_status_t (*device_alloc)(uform__gpu_device_t *device, size_t bytes, void **pointer);
     /** Frees device memory; waits for the device's queued work as the runtimes do. */
     void (*device_free)(uform__gpu_device_t *device, void *pointer);

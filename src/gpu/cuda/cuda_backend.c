@@ -65,6 +65,18 @@ static uform_status_t make_current(uform__gpu_device_t *device) {
     return check(device, cu()->cuCtxSetCurrent((uform_cuContext)device->native_context), "cuCtxSetCurrent");
 }
 
+static uform_status_t save_current(uform__gpu_device_t *device, uintptr_t *saved) {
+    uform_cuContext current = NULL;
+    uform_status_t status = check(device, cu()->cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    *saved = (uintptr_t)current;
+    return status;
+}
+
+static void restore_current(uform__gpu_device_t *device, uintptr_t saved) {
+    (void)device;
+    cu()->cuCtxSetCurrent((uform_cuContext)saved);
+}
+
 /* What enter found current on the calling thread, for leave to put back. */
 typedef struct scope_t {
     uform_cuContext previous;
@@ -272,6 +284,8 @@ static const uform__gpu_backend_t backend = {
     .open = open_device,
     .close = close_device,
     .make_current = make_current,
+    .save_current = save_current,
+    .restore_current = restore_current,
     .device_alloc = device_alloc,
     .device_free = device_free,
     .host_alloc = host_alloc,

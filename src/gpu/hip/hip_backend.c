@@ -89,6 +89,19 @@ typedef struct scope_t {
     bool switched; /* enter made the device current: leave restores `previous` */
 } scope_t;
 
+static uform_status_t save_current(uform__gpu_device_t *device, uintptr_t *saved) {
+    int current = 0;
+    *saved = 0;
+    CALL_(device, run.hipGetDevice(&current), "hipGetDevice");
+    *saved = (uintptr_t)current;
+    return UFORM_STATUS_OK;
+}
+
+static void restore_current(uform__gpu_device_t *device, uintptr_t saved) {
+    (void)device;
+    (void)run.hipSetDevice((int)saved);
+}
+
 /* Makes the device current on the calling thread for one operation, remembering the thread's own
  * (a HIP runtime user keeps its device there); nothing to do when it already is. */
 static uform_status_t enter(uform__gpu_device_t *device, scope_t *scope) {
@@ -297,6 +310,8 @@ static const uform__gpu_backend_t backend = {
     .open = open_device,
     .close = close_device,
     .make_current = make_current,
+    .save_current = save_current,
+    .restore_current = restore_current,
     .device_alloc = device_alloc,
     .device_free = device_free,
     .host_alloc = host_alloc,

@@ -92,10 +92,9 @@ uform_status_t uform__nccl_communicators_create(uform_executor_t *executor, cons
     return uform__nccl_communicators_create_bounded(executor, id, first_rank, nranks, 120.0, NULL, out);
 }
 
-uform_status_t uform__nccl_communicators_create_bounded(uform_executor_t *executor,
-                                                        const uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES], size_t first_rank,
-                                                        size_t nranks, double timeout_seconds,
-                                                        const volatile int *cancel, uform__nccl_communicators_t *out) {
+static uform_status_t create(uform_executor_t *executor, const uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES],
+                             size_t first_rank, size_t nranks, double timeout_seconds, const volatile int *cancel,
+                             uform__nccl_communicators_t *out) {
     static const char verb[] = "NCCL communicators";
     if (!out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: output is NULL", verb);
     memset(out, 0, sizeof *out);
@@ -195,6 +194,33 @@ uform_status_t uform__nccl_communicators_create_bounded(uform_executor_t *execut
     out->count = count;
     out->communicators = (void **)communicators;
     return UFORM_STATUS_OK;
+}
+
+/* The calling thread's current context or device, saved before NCCL's devices are made current
+ * one by one and given back after: the caller's runtime (PyTorch on cuda:1) keeps its device
+ * there. `saved_by` is the device whose backend saved it (NULL: nothing to give back). */
+static uform__gpu_device_t *save_caller(uform_executor_t *executor, uintptr_t *saved) {
+    if (!executor || !executor->vram || !executor->vram->device_count ||
+        uform__forked_since(executor->fork_generation))
+        return NULL;
+    uform__gpu_device_t *device = &executor->vram->devices[0];
+    if (!device->backend->save_current || !device->backend->restore_current) return NULL;
+    char kept[512];
+    snprintf(kept, sizeof kept, "%s", uform_last_error());
+    bool ok = device->backend->save_current(device, saved) == UFORM_STATUS_OK;
+    uform__fail(UFORM_STATUS_OK, "%s", kept); /* saving leaves the caller's last error */
+    return ok ? device : NULL;
+}
+
+uform_status_t uform__nccl_communicators_create_bounded(uform_executor_t *executor,
+                                                        const uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES], size_t first_rank,
+                                                        size_t nranks, double timeout_seconds,
+                                                        const volatile int *cancel, uform__nccl_communicators_t *out) {
+    uintptr_t saved = 0;
+    uform__gpu_device_t *saved_by = save_caller(executor, &saved);
+    uform_status_t status = create(executor, id, first_rank, nranks, timeout_seconds, cancel, out);
+    if (saved_by) saved_by->backend->restore_current(saved_by, saved);
+    return status;
 }
 
 void uform__nccl_communicators_destroy(uform__nccl_communicators_t *communicators) {
