@@ -36,6 +36,15 @@
  *   returns FORKED at once (the other threads do not exist there); a worker or the leader that
  *   forked has no caller to return to, and ends the child with exit status 87 once the callback
  *   returns into uform. The parent's call is unaffected.
+ * - Cancelling: a call given a cancel flag (uform_call_t.cancel), or a deferred call cancelled
+ *   through its handle (uform_deferred_cancel), starts no task once cancelled; tasks already
+ *   running finish, and the call answers UFORM_STATUS_INTERRUPTED. The executor stays usable.
+ * - Free with deferred calls queued: calls queued before free began still run, in submission
+ *   order, and free returns once they have finished (new ones are refused). Cancel them first
+ *   (their handles or flags) to have them end without running.
+ * - Constructors (uform_executor_for_*, uform_arena_new_in) and verbs given a `deferred`
+ *   output set that output to NULL before anything else, so it is NULL on every failure (the
+ *   exception uform.h allows to "written only on success").
  * - Many executors in one process: each pins its threads one per core, taking first the cores
  *   no other live executor reserves. When none are left it shares cores, and it and the
  *   executors it shares with yield in their spin loops, as when oversubscribed.
@@ -203,9 +212,18 @@ typedef struct uform_call_t {
      */
     uform_progress_t progress;
     void *progress_context;
+    /**
+     * Non-NULL: the call is cancelled once *cancel becomes nonzero; it may be set from any
+     * thread or from a signal handler. Tasks not yet started never start, running ones finish,
+     * and the call returns (or its deferred wait answers) UFORM_STATUS_INTERRUPTED; progress
+     * reports what ran. NULL: not cancellable. A caller built against the layout without this
+     * field (a smaller struct_size) is read without it. The flag must stay valid until the call
+     * finishes.
+     */
+    const volatile int *cancel;
 } uform_call_t;
 
-#define UFORM_CALL_INIT {sizeof(uform_call_t), NULL, NULL, NULL}
+#define UFORM_CALL_INIT {sizeof(uform_call_t), NULL, NULL, NULL, NULL}
 
 /**
  * Runs `task(context, i, thread)` once for every i in [0, n), split statically: thread t of T
@@ -250,6 +268,16 @@ UFORM_API uform_status_t uform_deferred_poll(const uform_deferred_t *deferred);
  *         has yet to run it; FORKED in a fork()ed child for a call that had not finished.
  */
 UFORM_API uform_status_t uform_deferred_wait(uform_deferred_t *deferred, double timeout_seconds);
+
+/**
+ * Cancels a queued or running deferred call, as its uform_call_t.cancel flag would: tasks not
+ * yet started never start, running ones finish, and the call ends UFORM_STATUS_INTERRUPTED
+ * (a queued call that never started ends at once, with progress 0). Never blocks; callable
+ * from any thread, a callback of the executor included.
+ * @return OK (also when the call had already finished: its own status stands);
+ *         INVALID_ARGUMENT for NULL; FORKED in a fork()ed child for a call of the parent's.
+ */
+UFORM_API uform_status_t uform_deferred_cancel(uform_deferred_t *deferred);
 
 /** Tasks finished so far and in total; either output may be NULL. INVALID_ARGUMENT for NULL. */
 UFORM_API uform_status_t uform_deferred_progress(const uform_deferred_t *deferred, size_t *done, size_t *total);

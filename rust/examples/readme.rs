@@ -1,7 +1,7 @@
 //! The README's Rust example, compiled and run by `cargo test` so it cannot drift.
 use uform::*;
 
-fn main() -> Result<()> {
+pub fn main() -> Result<()> {
     let threads = Executor::for_ram(&[], None, 0, 0)?; // zero takes 7/8 of the cores
     let sum = std::sync::atomic::AtomicUsize::new(0);
     On::new(&threads).for_n(100, |task, _thread| {
@@ -9,7 +9,11 @@ fn main() -> Result<()> {
     })?;
     let mut pending = On::new(&threads)
         .deferred()
-        .progress(|done, total| println!("{done}/{total}"))
+        .progress(|done, total| {
+            if done == total {
+                println!("{done}/{total}"); // reports arrive as tasks finish, the last one complete
+            }
+        })
         .for_n_dynamic(1000, |_task, _thread| {})?; // closures owned by the handle
     pending.wait(None)?;
     threads.drain(Mood::Parked)?;

@@ -146,6 +146,8 @@ pub struct uform_call_t {
     pub deferred: *mut *mut uform_deferred_t,
     pub progress: uform_progress_t,
     pub progress_context: *mut c_void,
+    /// `const volatile int *cancel`: non-NULL, the call is cancelled once it reads nonzero.
+    pub cancel: *const c_int,
 }
 
 impl uform_call_t {
@@ -155,6 +157,7 @@ impl uform_call_t {
         deferred: std::ptr::null_mut(),
         progress: None,
         progress_context: std::ptr::null_mut(),
+        cancel: std::ptr::null(),
     };
 }
 
@@ -243,6 +246,7 @@ extern "C" {
     ) -> uform_status_t;
 
     pub fn uform_deferred_poll(deferred: *const uform_deferred_t) -> uform_status_t;
+    pub fn uform_deferred_cancel(deferred: *mut uform_deferred_t) -> uform_status_t;
     pub fn uform_deferred_wait(deferred: *mut uform_deferred_t, timeout_seconds: c_double) -> uform_status_t;
     pub fn uform_deferred_progress(
         deferred: *const uform_deferred_t,
@@ -334,7 +338,7 @@ const _: () = {
     assert!(std::mem::align_of::<uform_gpu_device_t>() == 8);
     assert!(std::mem::size_of::<uform_mesh_options_t>() == 64);
     assert!(std::mem::size_of::<uform_mesh_description_t>() == 48);
-    assert!(std::mem::size_of::<uform_call_t>() == 32);
+    assert!(std::mem::size_of::<uform_call_t>() == 40);
     assert!(std::mem::size_of::<uform_device_slot_t>() == 48);
 };
 
@@ -442,7 +446,7 @@ mod layout {
             multimem_tier,
             gpu_class,
         });
-        check_struct!(uform_call_t { struct_size, deferred, progress, progress_context });
+        check_struct!(uform_call_t { struct_size, deferred, progress, progress_context, cancel });
         check_struct!(uform_device_slot_t { device, ordinal, vendor, native_device, native_context, stream, thread });
     }
 

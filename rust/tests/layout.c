@@ -45,6 +45,7 @@ int main(void) {
     FIELD(uform_call_t, deferred);
     FIELD(uform_call_t, progress);
     FIELD(uform_call_t, progress_context);
+    FIELD(uform_call_t, cancel);
 
     STRUCT(uform_device_slot_t);
     FIELD(uform_device_slot_t, device);

@@ -9,6 +9,10 @@
 #define UFORM_PRINTF_(a, b) __attribute__((format(printf, a, b)))
 #else
 #define UFORM_PRINTF_(a, b)
+/** How many messages the calling thread has recorded so far (wraps): unchanged across a
+ *  callback means the callback set none. */
+unsigned uform__error_serial(void);
+
 #endif
 
 /** Records "<detail>" as the calling thread's last error and answers `status`. */
@@ -16,5 +20,9 @@ uform_status_t uform__fail(uform_status_t status, const char *format, ...) UFORM
 
 /** As uform__fail, appending ": <strerror(errnum)>". */
 uform_status_t uform__fail_errno(uform_status_t status, int errnum, const char *format, ...) UFORM_PRINTF_(3, 4);
+
+/** How many messages the calling thread has recorded so far (wraps): unchanged across a
+ *  callback means the callback set none. */
+unsigned uform__error_serial(void);
 
 #endif

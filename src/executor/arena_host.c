@@ -1,6 +1,6 @@
 /* Arenas: the verbs, and host arenas (one mapping bound to the executor's NUMA nodes,
  * bump-allocated, freed whole; the arena copies what it needs, so it may outlive its executor).
- * Device arenas are made and freed in src/gpu/vram_arena.c. */
+ * An executor with a layer (executor_layer.h) makes its own arenas, which free themselves. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -21,8 +21,8 @@ uform_status_t uform_arena_new_in(uform_executor_t *executor, size_t capacity, u
     /* Counted in while it reads the executor's domains: a racing free waits for it. */
     uform_status_t status = uform__enter_call(executor, "uform_arena_new_in");
     if (status != UFORM_STATUS_OK) return status;
-    status = executor->vram ? uform__arena_new_on_devices(executor, capacity, arena_out)
-                            : new_in(executor, capacity, arena_out);
+    status = executor->ops ? executor->ops->arena_new(executor, capacity, arena_out)
+                           : new_in(executor, capacity, arena_out);
     uform__leave(executor);
     return status;
 }
@@ -89,8 +89,8 @@ uform_status_t uform_arena_usage(const uform_arena_t *arena, size_t *used, size_
 
 void uform_arena_free(uform_arena_t *arena) {
     if (!arena) return;
-    if (arena->device_count) {
-        uform__arena_free_on_devices(arena);
+    if (arena->release) {
+        arena->release(arena);
         return;
     }
     uform__pages_free(arena->base, arena->mapped);
@@ -101,16 +101,16 @@ size_t uform_arena_devices(const uform_arena_t *arena) { return arena ? arena->d
 
 uform_status_t uform_arena_device_pointer(const uform_arena_t *arena, size_t device, const void *pointer,
                                           void **device_pointer) {
-    static const char verb[] = "uform_arena_device_pointer";
-    if (!arena || !device_pointer) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: NULL argument", verb);
+    static const char caller[] = "uform_arena_device_pointer";
+    if (!arena || !device_pointer) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: NULL argument", caller);
     if (!arena->device_count)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a host arena has no devices", verb);
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a host arena has no devices", caller);
     if (device >= arena->device_count)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: device %zu of %zu", verb, device, arena->device_count);
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: device %zu of %zu", caller, device, arena->device_count);
     uintptr_t address = (uintptr_t)pointer, base = (uintptr_t)arena->base;
     if (address < base || address - base >= arena->capacity)
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %p is not inside device 0's reservation [%p, +%zu)",
-                           verb, pointer, (void *)arena->base, arena->capacity);
+                           caller, pointer, (void *)arena->base, arena->capacity);
     *device_pointer = (char *)arena->device_bases[device] + (address - base);
     return UFORM_STATUS_OK;
 }

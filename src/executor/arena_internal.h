@@ -14,17 +14,13 @@ struct uform_arena_t {
     size_t capacity;
     size_t mapped;   /* host: bytes mapped (whole pages) */
     _Atomic size_t used;
-    /* Device arenas only: the executor they hold (executor.h: the last one's free closes it). */
+    /* Arenas a layer made (device arenas): the executor they hold (executor.h: the last one's
+     * free closes it), and the layer's own free; NULL for host arenas. */
     uform_executor_t *executor;
+    void (*release)(uform_arena_t *arena);
     size_t device_count;
     void **device_bases; /* device_count reservations; device_bases[0] == base */
     uint32_t fork_generation; /* a child of fork() frees only host memory, never calls the driver */
 };
-
-/* src/gpu/vram_arena.c */
-/** A device arena on every device of a VRAM executor; the caller has counted itself in. */
-uform_status_t uform__arena_new_on_devices(uform_executor_t *executor, size_t capacity, uform_arena_t **arena);
-/** Frees its reservations and drops its hold on the executor. */
-void uform__arena_free_on_devices(uform_arena_t *arena);
 
 #endif

@@ -3,23 +3,28 @@
  * a synchronous caller would. Handles are reference-counted between the caller and the
  * executor, so either may let go first. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "core/error.h"
-#include <stdio.h>
-
 #include "core/memory.h"
 #include "executor/executor_internal.h"
 
+static void deallocate_handle(uform_deferred_t *deferred) {
+    uform__deallocate(deferred->job.arguments);
+    uform__deallocate(deferred);
+}
+
 static void release_handle(uform_deferred_t *deferred) {
-    if (atomic_fetch_sub(&deferred->references, 1) == 1) uform__deallocate(deferred);
+    if (atomic_fetch_sub(&deferred->references, 1) == 1) deallocate_handle(deferred);
 }
 
 static void finish(uform_deferred_t *deferred, uform_status_t status) {
     deferred->status = status;
     /* The running thread's own message, set during this call (cleared before it): the driver's
-     * error name of a GPU call, the verb's words otherwise. */
+     * error name of a GPU call, the first failing callback's words, or the cancel's. */
     if (status != UFORM_STATUS_OK) snprintf(deferred->message, sizeof deferred->message, "%s", uform_last_error());
     atomic_store_explicit(&deferred->finished, 1, memory_order_release);
     uform__futex_wake((const uint32_t *)&deferred->finished, -1);
@@ -30,20 +35,36 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
     if (!deferred) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "deferred call handle");
     deferred->job = *job;
     deferred->job.done = &deferred->done;
+    deferred->job.cancel_handle = &deferred->cancelled;
+    deferred->job.arguments = NULL;
+    if (job->arguments_bytes) {
+        /* A BODY job's arguments live in the submitting frame: the handle keeps a copy. */
+        deferred->job.arguments = uform__allocate(job->arguments_bytes);
+        if (!deferred->job.arguments) {
+            uform__deallocate(deferred);
+            return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "deferred call arguments");
+        }
+        memcpy(deferred->job.arguments, job->arguments, job->arguments_bytes);
+    }
     deferred->executor = executor;
     deferred->fork_generation = uform__fork_generation();
     atomic_init(&deferred->references, 2);
     if (!executor) {
         /* The NULL executor owns no threads: the call runs now, and the handle is finished. */
         atomic_store(&deferred->references, 1);
-        finish(deferred, uform__run_inline(&deferred->job, 1));
+        atomic_store(&deferred->state, UFORM_DEFERRED_RUNNING);
+        uform__fail(UFORM_STATUS_OK, "%s", ""); /* this call's message only */
+        uform_status_t status = uform__job_cancelled(&deferred->job)
+                                    ? uform__fail(UFORM_STATUS_INTERRUPTED, "cancelled before it started")
+                                    : uform__run_inline(&deferred->job, 1);
+        finish(deferred, status);
         *out = deferred;
         return UFORM_STATUS_OK;
     }
     /* Counted in until the mutex is released: a free racing this submission waits for it. */
     uform_status_t entered = uform__enter_call(executor, "deferred call");
     if (entered != UFORM_STATUS_OK) {
-        uform__deallocate(deferred);
+        deallocate_handle(deferred);
         return entered;
     }
     if (deferred->job.kind == UFORM_JOB_FOR_THREADS) deferred->job.n = deferred->job.total = executor->threads;
@@ -51,14 +72,14 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
     if (atomic_load(&executor->hold) & UFORM_HOLD_CLOSING) {
         pthread_mutex_unlock(&executor->lock);
         uform__leave(executor);
-        uform__deallocate(deferred);
+        deallocate_handle(deferred);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "the executor is being freed by another thread");
     }
     if (executor->queue_count == executor->deferred_limit) {
         size_t limit = executor->deferred_limit;
         pthread_mutex_unlock(&executor->lock);
         uform__leave(executor);
-        uform__deallocate(deferred);
+        deallocate_handle(deferred);
         return uform__fail(UFORM_STATUS_CONTENDED,
                            "the executor's deferred table is full (%zu calls queued or running)", limit);
     }
@@ -86,23 +107,31 @@ void *uform__leader_main(void *argument) {
             pthread_cond_wait(&executor->queued, &executor->lock);
         if (!executor->queue_count) break; /* stopping, queue empty */
         uform_deferred_t *deferred = executor->queue[executor->queue_head];
-        uform__hold_leader_locked(executor, deferred->sequence);
-        pthread_mutex_unlock(&executor->lock);
+        /* A call cancelled while queued was finished by its cancel: only its slot is left. */
+        uint32_t queued = UFORM_DEFERRED_QUEUED;
+        bool runs = atomic_compare_exchange_strong(&deferred->state, &queued, UFORM_DEFERRED_RUNNING);
+        uform_status_t status = UFORM_STATUS_OK;
+        if (runs) {
+            uform__hold_leader_locked(executor, deferred->sequence);
+            pthread_mutex_unlock(&executor->lock);
 
-        uform__fail(UFORM_STATUS_OK, "%s", ""); /* this call's message only */
-        uform_status_t status = uform__run_job(executor, &deferred->job);
-        /* A callback fork()ed and this is the child: it has no caller to return to, and the
-         * parent's waiters are in another process. End it, as executor.h documents. */
-        if (uform__forked_since(executor->fork_generation)) _exit(UFORM_FORKED_CHILD_EXIT_);
+            uform__fail(UFORM_STATUS_OK, "%s", ""); /* this call's message only */
+            status = uform__run_job(executor, &deferred->job);
+            /* A callback fork()ed and this is the child: it has no caller to return to, and the
+             * parent's waiters are in another process. End it, as executor.h documents. */
+            if (uform__forked_since(executor->fork_generation)) _exit(UFORM_FORKED_CHILD_EXIT_);
+            if (status == UFORM_STATUS_INTERRUPTED && uform__job_cancelled(&deferred->job))
+                uform__fail(status, "deferred call cancelled; tasks not yet started did not run");
 
-        uform__release_leader(executor);
-        pthread_mutex_lock(&executor->lock);
+            uform__release_leader(executor);
+            pthread_mutex_lock(&executor->lock);
+        }
         /* The slot stays taken until the call finishes: the table bounds calls in flight. */
         executor->queue_head = (executor->queue_head + 1) % executor->deferred_limit;
         executor->queue_count--;
         executor->completed++;
         atomic_fetch_sub(&executor->outstanding, 1);
-        finish(deferred, status);
+        if (runs) finish(deferred, status);
         release_handle(deferred);
         pthread_cond_broadcast(&executor->changed);
     }
@@ -118,13 +147,13 @@ uform_status_t uform_deferred_poll(const uform_deferred_t *deferred) {
 }
 
 /** Why waiting for this unfinished handle could never end, or OK. */
-static uform_status_t check_waitable(const uform_deferred_t *deferred, const char *verb) {
+static uform_status_t check_waitable(const uform_deferred_t *deferred, const char *caller) {
     if (atomic_load_explicit(&deferred->finished, memory_order_acquire)) return UFORM_STATUS_OK;
     if (uform__forked_since(deferred->fork_generation))
-        return uform__fail(UFORM_STATUS_FORKED, "%s: the call belongs to the parent process (before fork()); it never runs here", verb);
+        return uform__fail(UFORM_STATUS_FORKED, "%s: the call belongs to the parent process (before fork()); it never runs here", caller);
     if (deferred->executor && uform__thread_belongs_to(deferred->executor))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: waiting from a callback of the executor that must run the call would never end", verb);
+                           "%s: waiting from a callback of the executor that must run the call would never end", caller);
     return UFORM_STATUS_OK;
 }
 
@@ -155,6 +184,27 @@ uform_status_t uform_deferred_wait(uform_deferred_t *deferred, double timeout_se
     return status;
 }
 
+uform_status_t uform_deferred_cancel(uform_deferred_t *deferred) {
+    if (!deferred) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_deferred_cancel: handle is NULL");
+    if (atomic_load_explicit(&deferred->finished, memory_order_acquire)) return UFORM_STATUS_OK; /* it stands */
+    if (uform__forked_since(deferred->fork_generation))
+        return uform__fail(UFORM_STATUS_FORKED,
+                           "uform_deferred_cancel: the call belongs to the parent process (before fork())");
+    /* Running: its threads stop taking tasks. Queued: whoever moves it out of QUEUED first
+     * decides, so the leader never starts a call its cancel has finished. */
+    atomic_store(&deferred->cancelled, 1);
+    uint32_t queued = UFORM_DEFERRED_QUEUED;
+    if (atomic_compare_exchange_strong(&deferred->state, &queued, UFORM_DEFERRED_CANCELLED)) {
+        /* The message goes through this thread's last error, which the caller did not ask for. */
+        char kept[UFORM_FAILURE_MESSAGE_];
+        snprintf(kept, sizeof kept, "%s", uform_last_error());
+        uform__fail(UFORM_STATUS_INTERRUPTED, "deferred call cancelled before it started");
+        finish(deferred, UFORM_STATUS_INTERRUPTED);
+        uform__fail(UFORM_STATUS_OK, "%s", kept);
+    }
+    return UFORM_STATUS_OK;
+}
+
 uform_status_t uform_deferred_progress(const uform_deferred_t *deferred, size_t *done, size_t *total) {
     if (!deferred) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_deferred_progress: handle is NULL");
     if (done) *done = atomic_load(&((uform_deferred_t *)deferred)->done);
@@ -166,7 +216,7 @@ void uform_deferred_free(uform_deferred_t *deferred) {
     if (!deferred) return;
     if (!atomic_load_explicit(&deferred->finished, memory_order_acquire)) {
         if (uform__forked_since(deferred->fork_generation)) {
-            uform__deallocate(deferred); /* the parent's leader holds the other reference, in another process */
+            deallocate_handle(deferred); /* the parent's leader holds the other reference, in another process */
             return;
         }
         if (deferred->executor && uform__thread_belongs_to(deferred->executor)) {

@@ -12,9 +12,11 @@
  * futex, so a preempted thread never leaves others spinning without end; in the SPINNING mood
  * neither workers nor the joining caller ever sleep. */
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "executor/executor_internal.h"
 
 /* ---- how one thread runs its share ----------------------------------------------------------- */
@@ -26,15 +28,24 @@ typedef struct share_env_t {
     _Atomic size_t *dynamic_next;
     uform__progress_state_t *progress;
     const uform_executor_t *executor; /* NULL inline: nobody to notice fork() for */
+    char *failure_message; /* UFORM_FAILURE_MESSAGE_ bytes: the first failing callback's words */
 } share_env_t;
 
 static inline size_t split_begin(const uform__job_t *job, size_t thread) {
     return thread * job->quotient + (thread < job->remainder ? thread : job->remainder);
 }
 
-static void record_failure(_Atomic uint32_t *failure, uform_status_t status) {
+static bool record_failure(_Atomic uint32_t *failure, uform_status_t status) {
     uint32_t expected = UFORM_STATUS_OK;
-    atomic_compare_exchange_strong(failure, &expected, (uint32_t)status);
+    return atomic_compare_exchange_strong(failure, &expected, (uint32_t)status);
+}
+
+/** A callback returned `status`: the call stops with it, and when this is the first failure
+ *  and the callback recorded a message on this thread (its error serial moved since `serial`),
+ *  that message is the call's (a refused re-entry keeps its reason). */
+static void callback_failed(const share_env_t *env, uform_status_t status, unsigned serial) {
+    if (record_failure(env->failure, status) && uform__error_serial() != serial)
+        snprintf(env->failure_message, UFORM_FAILURE_MESSAGE_, "%s", uform_last_error());
 }
 
 static void report_progress(const uform__job_t *job, uform__progress_state_t *state, size_t finished) {
@@ -70,21 +81,26 @@ static inline bool check_not_forked(const share_env_t *env) {
     return true;
 }
 
-/** False once the call has failed, or when this is a fork()ed child (then FORKED is recorded). */
+/** False once the call has failed or was cancelled (then INTERRUPTED is recorded), or when
+ *  this is a fork()ed child (then FORKED is recorded). */
 static inline bool still_running(const share_env_t *env) {
     if (atomic_load_explicit(env->failure, memory_order_relaxed) != UFORM_STATUS_OK) return false;
+    if (uform__job_cancelled(env->job)) {
+        record_failure(env->failure, UFORM_STATUS_INTERRUPTED);
+        return false;
+    }
     return check_not_forked(env);
 }
 
 /** Runs task `i`, counting it towards progress; false when the call must stop. */
-static inline bool run_task(const share_env_t *env, size_t i, size_t thread, size_t *finished) {
+static inline bool run_task(const share_env_t *env, size_t i, size_t thread, size_t *finished, unsigned serial) {
     const uform__job_t *job = env->job;
     /* Before the task too: a progress callback may have forked since the last one. */
     if (!still_running(env)) return false;
     uform_status_t status = ((uform_task_t)job->function)(job->context, i, thread);
     if (!check_not_forked(env)) return false;
     if (status != UFORM_STATUS_OK) {
-        record_failure(env->failure, status);
+        callback_failed(env, status, serial);
         return false;
     }
     if (job->done && ++*finished == job->progress_step) {
@@ -114,19 +130,20 @@ static inline size_t claim_dynamic(const share_env_t *env) {
 static void run_share(const share_env_t *env, size_t thread) {
     const uform__job_t *job = env->job;
     size_t finished = 0;
+    unsigned serial = uform__error_serial();
     switch (job->kind) {
     case UFORM_JOB_FOR_N: {
         size_t end = split_begin(job, thread + 1);
         for (size_t i = split_begin(job, thread); i < end; i++)
-            if (!run_task(env, i, thread, &finished)) break;
+            if (!run_task(env, i, thread, &finished, serial)) break;
         break;
     }
     case UFORM_JOB_FOR_N_DYNAMIC: {
         /* Each thread's first task is its own (first + thread): the shared counter starts past
          * them, so nobody touches it before running something. */
-        if (thread < job->n - job->first && !run_task(env, job->first + thread, thread, &finished)) break;
+        if (thread < job->n - job->first && !run_task(env, job->first + thread, thread, &finished, serial)) break;
         for (size_t i; (i = claim_dynamic(env)) != SIZE_MAX;)
-            if (!run_task(env, i, thread, &finished)) break;
+            if (!run_task(env, i, thread, &finished, serial)) break;
         break;
     }
     case UFORM_JOB_BODY: break; /* never forked: uform__run_job runs its body on thread 0 */
@@ -135,7 +152,7 @@ static void run_share(const share_env_t *env, size_t thread) {
         uform_status_t status = ((uform_task_t)job->function)(job->context, thread, thread);
         if (!check_not_forked(env)) break;
         if (status != UFORM_STATUS_OK)
-            record_failure(env->failure, status);
+            callback_failed(env, status, serial);
         else
             finished = 1;
         break;
@@ -147,7 +164,7 @@ static void run_share(const share_env_t *env, size_t thread) {
         uform_status_t status = ((uform_slice_t)job->function)(job->context, first, count, thread);
         if (!check_not_forked(env)) break;
         if (status != UFORM_STATUS_OK)
-            record_failure(env->failure, status);
+            callback_failed(env, status, serial);
         else
             finished = count;
         break;
@@ -161,6 +178,22 @@ static void prepare_job(uform__job_t *job, size_t threads) {
     job->quotient = job->n / threads;
     job->remainder = job->n % threads;
     job->saturating = job->kind == UFORM_JOB_FOR_N_DYNAMIC && job->n > SIZE_MAX - 2 * threads;
+}
+
+/** A call's end once every share is done: a cancelled call's last progress report says what
+ *  ran (reports are spaced, so the last may be behind); a failed call leaves the first failing
+ *  callback's message, or none, as the thread's last error. */
+static uform_status_t finish_call(const uform__job_t *job, uform__progress_state_t *state, uform_status_t status,
+                                  const char *message) {
+    if (status == UFORM_STATUS_OK || status == UFORM_STATUS_FORKED) return status;
+    if (status == UFORM_STATUS_INTERRUPTED && job->progress && job->done) {
+        size_t now = atomic_load(job->done);
+        if (now > atomic_load_explicit(&state->reported, memory_order_relaxed)) {
+            atomic_store_explicit(&state->reported, now, memory_order_relaxed);
+            job->progress(job->progress_context, now, job->total);
+        }
+    }
+    return uform__fail(status, "%s", message);
 }
 
 /** A call without tasks forks nobody; its progress still ends with done == total == 0. */
@@ -178,9 +211,10 @@ uform_status_t uform__run_inline(const uform__job_t *job_in, size_t threads) {
     _Atomic uint32_t failure = UFORM_STATUS_OK;
     _Atomic size_t next = job.first + 1;
     uform__progress_state_t progress = {0, 0};
-    share_env_t env = {&job, 1, &failure, &next, &progress, NULL};
+    char message[UFORM_FAILURE_MESSAGE_] = "";
+    share_env_t env = {&job, 1, &failure, &next, &progress, NULL, message};
     run_share(&env, 0);
-    return (uform_status_t)atomic_load(&failure);
+    return finish_call(&job, &progress, (uform_status_t)atomic_load(&failure), message);
 }
 
 /* ---- waiting ---------------------------------------------------------------------------- */
@@ -190,17 +224,15 @@ uform_status_t uform__run_inline(const uform__job_t *job_in, size_t threads) {
  * worker's core), that thread runs soon instead of after a time slice. Back-to-back calls land
  * well inside the first, pure-pause burst. The gap between yields doubles while nothing
  * happens, up to 64 us: a yield is a syscall (about a microsecond on a VM) during which the
- * spinner cannot see the next call, so a long-idle SPINNING worker that yielded every
- * microsecond woke in 2.5-8.5 us instead of well under one. */
+ * spinner cannot see the next call, so a long-idle SPINNING worker yields rarely. */
 #define UFORM_PURE_SPIN_NS 4000u
 #define UFORM_YIELD_FIRST_GAP_NS 1000u
 #define UFORM_YIELD_MAX_GAP_NS 64000u
 
 /** How a spinner treats its core: alone on it; sharing it with another executor's threads
- *  (yield every microsecond once the pure spin is over, never stretching the gap); or
- *  oversubscribed (more threads than cores in this executor: yield on every turn). Measured on
- *  2 vCPUs with 2 and 4 executors of 2 threads: yielding on every turn when merely sharing took
- *  throughput from 0.76-0.87 of one executor down to 0.40-0.47. */
+ *  (yield every microsecond once the pure spin is over, never stretching the gap: the threads
+ *  sharing a core are each other's work, and yielding on every turn would starve them of it);
+ *  or oversubscribed (more threads than cores in this executor: yield on every turn). */
 typedef enum core_use_t { CORE_ALONE, CORE_SHARED, CORE_OVERSUBSCRIBED } core_use_t;
 
 /** Spins until `(*word == value) == until_equal`, for at most `budget_ns` (unbounded while
@@ -306,9 +338,9 @@ static uform_status_t join_workers(uform_executor_t *executor, const share_env_t
         uint32_t word = atomic_load(&executor->join_word);
         /* An exchange, not a store: the Dekker pair needs this write ordered before the load of
          * `done` below. C11 promises that for seq_cst store-then-load too, but an exchange also
-         * holds where a store-release and a load-acquire are not kept in order (qemu-aarch64 7.2
-         * on x86 hosts deadlocked test_executor_steal_race in about 1 run in 4 before); on x86
-         * it is the same xchg the seq_cst store compiles to. */
+         * holds under emulators that do not keep a store-release and a later load-acquire in
+         * order (qemu-aarch64 user mode); on x86 it is the same xchg the seq_cst store compiles
+         * to. */
         atomic_exchange(&executor->joiner_sleeping, 1);
         bool pending = atomic_load(&executor->workers[next].done) != generation;
         if (pending) uform__futex_wait((const uint32_t *)&executor->join_word, word, -1);
@@ -320,7 +352,8 @@ static bool same_job(const uform__job_t *a, const uform__job_t *b) {
     return a->kind == b->kind && a->n == b->n && a->first == b->first && a->function == b->function &&
            a->context == b->context && a->progress == b->progress && a->progress_context == b->progress_context &&
            a->done == b->done && a->total == b->total && a->progress_step == b->progress_step &&
-           a->quotient == b->quotient && a->remainder == b->remainder && a->saturating == b->saturating;
+           a->quotient == b->quotient && a->remainder == b->remainder && a->saturating == b->saturating &&
+           a->cancel == b->cancel && a->cancel_handle == b->cancel_handle;
 }
 
 /* ---- the two sides ------------------------------------------------------------------------ */
@@ -378,8 +411,10 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
      * shared in every worker's cache, saving one transfer per call. */
     if (!same_job(&executor->job, &job)) executor->job = job;
     /* Touch only the lines this job needs: every store here is a line the workers re-fetch. */
-    if (atomic_load_explicit(&executor->failure, memory_order_relaxed) != UFORM_STATUS_OK)
+    if (atomic_load_explicit(&executor->failure, memory_order_relaxed) != UFORM_STATUS_OK) {
         atomic_store_explicit(&executor->failure, UFORM_STATUS_OK, memory_order_relaxed);
+        executor->failure_message[0] = 0;
+    }
     if (job.kind == UFORM_JOB_FOR_N_DYNAMIC) {
         size_t own = job.n - job.first < threads ? job.n - job.first : threads;
         atomic_store_explicit(&executor->dynamic_next, job.first + own, memory_order_relaxed);
@@ -388,7 +423,7 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
     uint64_t generation = atomic_fetch_add(&executor->generation, 1) + 1; /* publishes the job (seq_cst) */
 
     share_env_t env = {&executor->job, threads, &executor->failure, &executor->dynamic_next, &executor->progress,
-                       executor};
+                       executor, executor->failure_message};
     /* Woken at once, before share 0 runs: tasks of one call may wait for each other, so every
      * share with work needs a thread of its own that is awake. */
     bool asleep = atomic_load(&executor->sleepers) != 0;
@@ -401,7 +436,9 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
     if (asleep) steal_unclaimed(executor, &env, generation);
     uform_status_t joined = join_workers(executor, &env, generation, asleep);
     if (joined != UFORM_STATUS_OK) return joined;
-    return (uform_status_t)atomic_load_explicit(&executor->failure, memory_order_relaxed);
+    uform_status_t status = (uform_status_t)atomic_load_explicit(&executor->failure, memory_order_relaxed);
+    if (status == UFORM_STATUS_OK) return status;
+    return finish_call(&executor->job, &executor->progress, status, executor->failure_message);
 }
 
 void (*_Atomic uform__test_before_claim)(size_t worker); /* static storage: starts NULL */
@@ -412,7 +449,7 @@ void *uform__worker_main(void *argument) {
     uform__membership_t membership;
     uform__membership_push(&membership, executor);
     share_env_t env = {&executor->job, executor->threads, &executor->failure, &executor->dynamic_next,
-                       &executor->progress, executor};
+                       &executor->progress, executor, executor->failure_message};
     /* Workers start before the executor is returned, so no job precedes generation 0. */
     uint64_t seen = 0;
     for (;;) {
@@ -439,8 +476,9 @@ void *uform__worker_main(void *argument) {
 }
 
 uform_status_t uform__run_job(uform_executor_t *executor, const uform__job_t *job) {
-    if (executor->vram) {
-        uform_status_t status = uform__vram_fault(executor, "uform_executor");
+    if (uform__job_cancelled(job)) return uform__fail(UFORM_STATUS_INTERRUPTED, "cancelled before it started");
+    if (executor->ops) {
+        uform_status_t status = executor->ops->fault(executor, "uform_executor");
         if (status != UFORM_STATUS_OK) return status;
     }
     if (job->kind == UFORM_JOB_BODY) return job->body(executor, job);

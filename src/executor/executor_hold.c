@@ -52,8 +52,8 @@ void uform__wait_locked(uform_executor_t *executor, uform__wait_t what, uint64_t
     if (--executor->waiters == 0) atomic_fetch_and(&executor->hold, ~(uint32_t)UFORM_HOLD_WAITERS);
 }
 
-static uform_status_t closing_error(const char *verb) {
-    return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the executor is being freed by another thread", verb);
+static uform_status_t closing_error(const char *caller) {
+    return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the executor is being freed by another thread", caller);
 }
 
 uint32_t uform__enter(const uform_executor_t *executor) {
@@ -87,29 +87,29 @@ void uform__leave(const uform_executor_t *executor) { leave_with(executor, UFORM
 
 /** The checks every call makes once counted in (not before: until then free may release the
  *  executor, so counting in is the first touch). */
-static uform_status_t checks_once_entered(const uform_executor_t *executor, uint32_t hold, const char *verb) {
+static uform_status_t checks_once_entered(const uform_executor_t *executor, uint32_t hold, const char *caller) {
     if (uform__forked_since(executor->fork_generation))
         /* Not left again: in a fork()ed child the mutex may be held by a thread that is gone. */
         return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do not "
                                                 "exist in this process",
-                           verb);
+                           caller);
     if (uform__thread_belongs_to(executor)) {
         uform__leave(executor);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: called from inside one of this executor's own callbacks", verb);
+                           "%s: called from inside one of this executor's own callbacks", caller);
     }
     if (hold & UFORM_HOLD_CLOSING) {
         uform__leave(executor);
-        return closing_error(verb);
+        return closing_error(caller);
     }
     return UFORM_STATUS_OK;
 }
 
-uform_status_t uform__enter_call(const uform_executor_t *executor, const char *verb) {
-    return checks_once_entered(executor, uform__enter(executor), verb);
+uform_status_t uform__enter_call(const uform_executor_t *executor, const char *caller) {
+    return checks_once_entered(executor, uform__enter(executor), caller);
 }
 
-uform_status_t uform__hold_sync(uform_executor_t *executor, const char *verb) {
+uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller) {
     /* Fast path: nothing queued, no flag set: enter and hold in one CAS. */
     uint32_t hold = atomic_load_explicit(&executor->hold, memory_order_relaxed);
     if (!(hold & UFORM_HOLD_FLAGS) && atomic_load_explicit(&executor->outstanding, memory_order_acquire) == 0 &&
@@ -118,11 +118,11 @@ uform_status_t uform__hold_sync(uform_executor_t *executor, const char *verb) {
         if (uform__forked_since(executor->fork_generation))
             return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do "
                                                     "not exist in this process",
-                               verb);
+                               caller);
         return UFORM_STATUS_OK;
     }
 
-    uform_status_t status = uform__enter_call(executor, verb);
+    uform_status_t status = uform__enter_call(executor, caller);
     if (status != UFORM_STATUS_OK) return status;
     pthread_mutex_lock(&executor->lock);
     hold = atomic_load(&executor->hold);
@@ -130,14 +130,14 @@ uform_status_t uform__hold_sync(uform_executor_t *executor, const char *verb) {
         if (hold & UFORM_HOLD_CLOSING) {
             pthread_mutex_unlock(&executor->lock);
             uform__leave(executor);
-            return closing_error(verb);
+            return closing_error(caller);
         }
         if (hold & (UFORM_HOLD_SYNC | UFORM_HOLD_CLAIM)) {
             pthread_mutex_unlock(&executor->lock);
             uform__leave(executor);
             return uform__fail(UFORM_STATUS_CONTENDED,
                                "%s: another thread's call holds this executor (an executor runs one call at a time)",
-                               verb);
+                               caller);
         }
         if (atomic_compare_exchange_weak(&executor->hold, &hold, hold | UFORM_HOLD_CLAIM)) break;
     }
@@ -149,7 +149,7 @@ uform_status_t uform__hold_sync(uform_executor_t *executor, const char *verb) {
         pthread_cond_broadcast(&executor->changed);
         pthread_mutex_unlock(&executor->lock);
         uform__leave(executor);
-        return closing_error(verb);
+        return closing_error(caller);
     }
     while (!atomic_compare_exchange_weak(&executor->hold, &hold, (hold & ~(uint32_t)UFORM_HOLD_CLAIM) | UFORM_HOLD_SYNC)) {
     }

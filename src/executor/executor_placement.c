@@ -1,5 +1,5 @@
 /* Process-wide placement. One process often holds several executors (a model server, a data
- * loader, the pages' "threads which overlap take an executor apiece"). Each pins its workers one
+ * loader, one executor per group of threads that overlap in time). Each pins its workers one
  * per core; placed alone, every executor would pin worker i to the same core i, stacking threads
  * with single-CPU affinity the scheduler cannot undo, and none would know it is oversubscribed.
  *

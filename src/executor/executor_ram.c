@@ -26,39 +26,39 @@ static uint64_t spin_budget_ns(void) {
     return UFORM_SPIN_DEFAULT_US * 1000ull;
 }
 
-uform_status_t uform__validate_domains(const int32_t *domains, size_t count, const uform__topology_t *topology,
-                                       const char *verb) {
+static uform_status_t validate_domains(const int32_t *domains, size_t count, const uform__topology_t *topology,
+                                       const char *caller) {
     if (!domains && count)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: memory_domains is NULL with a count of %zu", verb,
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: memory_domains is NULL with a count of %zu", caller,
                            count);
     for (size_t i = 0; i < count; i++) {
         for (size_t j = 0; j < i; j++)
             if (domains[j] == domains[i])
-                return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: memory domain %d is listed twice", verb,
+                return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: memory domain %d is listed twice", caller,
                                    (int)domains[i]);
         const uform__node_t *node = uform__topology_node(topology, domains[i]);
         if (!node)
-            return uform__fail(UFORM_STATUS_NOT_FOUND, "%s: no NUMA node %d on this machine", verb, (int)domains[i]);
+            return uform__fail(UFORM_STATUS_NOT_FOUND, "%s: no NUMA node %d on this machine", caller, (int)domains[i]);
         if (!node->cpu_count)
             return uform__fail(UFORM_STATUS_NOT_FOUND,
-                               "%s: NUMA node %d has no CPU this process may use (a memory-only node)", verb,
+                               "%s: NUMA node %d has no CPU this process may use (a memory-only node)", caller,
                                (int)domains[i]);
     }
     return UFORM_STATUS_OK;
 }
 
 uform_status_t uform__validate_ram_arguments(const int32_t *domains, size_t count, uform_cpu_class_t cpu_class,
-                                             size_t deferred_limit, const char *verb,
+                                             size_t deferred_limit, const char *caller,
                                              const uform__topology_t **topology_out) {
     if ((unsigned)cpu_class > UFORM_CPU_CLASS_MONOVERSIONED)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %d is not a CPU class", verb, (int)cpu_class);
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %d is not a CPU class", caller, (int)cpu_class);
     if (deferred_limit > UFORM_DEFERRED_LIMIT_MAX)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: deferred_limit %zu exceeds %d", verb, deferred_limit,
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: deferred_limit %zu exceeds %d", caller, deferred_limit,
                            UFORM_DEFERRED_LIMIT_MAX);
     const uform__topology_t *topology = NULL;
     uform_status_t status = uform__topology_get(&topology);
     if (status != UFORM_STATUS_OK) return status;
-    status = uform__validate_domains(domains, count, topology, verb);
+    status = validate_domains(domains, count, topology, caller);
     if (status != UFORM_STATUS_OK) return status;
     status = uform__cpu_class_check(cpu_class);
     if (status != UFORM_STATUS_OK) return status;
@@ -107,7 +107,7 @@ static int32_t node_of_cpu(const uform__topology_t *topology, int32_t cpu) {
 }
 
 static void release_memory(uform_executor_t *executor) {
-    if (executor->vram) uform__vram_release_memory(executor); /* host memory only: no driver call */
+    if (executor->ops) executor->ops->release_memory(executor); /* host memory only: no driver call */
     if (executor->workers)
         for (size_t i = 0; i < executor->threads; i++)
             uform__pages_free(executor->workers[i].scratch, executor->workers[i].scratch_bytes);
@@ -138,20 +138,20 @@ uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memo
 
 uform_status_t uform__executor_create(const int32_t *memory_domains, size_t memory_domains_count,
                                       uform_cpu_class_t cpu_class, size_t threads, size_t deferred_limit,
-                                      const char *verb, uform_executor_t **executor_out) {
-    if (!executor_out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: executor output is NULL", verb);
+                                      const char *caller, uform_executor_t **executor_out) {
+    if (!executor_out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: executor output is NULL", caller);
     *executor_out = NULL;
     if (threads > UFORM_THREADS_MAX)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %zu threads exceeds the limit of %d", verb, threads,
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %zu threads exceeds the limit of %d", caller, threads,
                            UFORM_THREADS_MAX);
     const uform__topology_t *topology = NULL;
     uform_status_t status = uform__validate_ram_arguments(memory_domains, memory_domains_count, cpu_class,
-                                                          deferred_limit, verb, &topology);
+                                                          deferred_limit, caller, &topology);
     if (status != UFORM_STATUS_OK) return status;
 
     uform_executor_t *executor = uform__allocate_aligned(UFORM_LINE_, (sizeof *executor + UFORM_LINE_ - 1) / UFORM_LINE_ *
                                                                 UFORM_LINE_);
-    if (!executor) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: executor", verb);
+    if (!executor) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: executor", caller);
     memset(executor, 0, sizeof *executor);
     status = place_cpus(executor, topology, memory_domains, memory_domains_count);
     if (status != UFORM_STATUS_OK) {
@@ -184,7 +184,7 @@ uform_status_t uform__executor_create(const int32_t *memory_domains, size_t memo
     if (!executor->queue || !executor->workers) {
         uform__placement_leave(executor);
         release_memory(executor);
-        return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: %zu threads", verb, threads);
+        return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: %zu threads", caller, threads);
     }
     for (size_t i = 0; i < threads; i++) {
         uform__worker_t *worker = &executor->workers[i];
@@ -226,16 +226,16 @@ uform_status_t uform__executor_create(const int32_t *memory_domains, size_t memo
 uform_status_t uform_executor_on_pool(const int32_t *memory_domains, size_t memory_domains_count,
                                       uform_cpu_class_t cpu_class, void *pool, size_t deferred_limit,
                                       uform_executor_t **executor_out) {
-    static const char verb[] = "uform_executor_on_pool";
-    if (!executor_out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: executor output is NULL", verb);
+    static const char caller[] = "uform_executor_on_pool";
+    if (!executor_out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: executor output is NULL", caller);
     *executor_out = NULL;
-    if (!pool) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: pool is NULL", verb);
+    if (!pool) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: pool is NULL", caller);
     const uform__topology_t *topology = NULL;
     uform_status_t status = uform__validate_ram_arguments(memory_domains, memory_domains_count, cpu_class,
-                                                          deferred_limit, verb, &topology);
+                                                          deferred_limit, caller, &topology);
     if (status != UFORM_STATUS_OK) return status;
     return uform__fail(UFORM_STATUS_UNSUPPORTED,
-                       "%s: borrowing a ForkUnion pool is not designed yet; use uform_executor_for_ram", verb);
+                       "%s: borrowing a ForkUnion pool is not designed yet; use uform_executor_for_ram", caller);
 }
 
 static uform_status_t validate_mood(uform_mood_t mood) {
@@ -254,9 +254,9 @@ uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t moo
     pthread_mutex_lock(&executor->lock);
     uform__wait_locked(executor, UFORM_WAIT_IDLE, executor->submitted);
     pthread_mutex_unlock(&executor->lock);
-    if (executor->vram) {
-        /* The devices idle too; a sticky fault of the executor's own fails the drain. */
-        status = uform__vram_drain(executor);
+    if (executor->ops) {
+        /* The layer idles too (device streams); a sticky fault of its own fails the drain. */
+        status = executor->ops->drain(executor);
         if (status != UFORM_STATUS_OK) {
             uform__leave(executor);
             return status;
@@ -305,11 +305,22 @@ uform_status_t uform_executor_free(uform_executor_t *executor) {
      * a drain, a second free) has counted itself out: nobody touches the executor after this. */
     uform__wait_locked(executor, UFORM_WAIT_CLOSED, executor->submitted);
     pthread_mutex_unlock(&executor->lock);
-    /* Drained. Live device arenas hold it: the last of them closes it (SPEC.md section 3). */
-    if (executor->vram) uform__vram_drain(executor);
+    /* Drained. Its holders (device arenas, meshes) keep it: the last of them closes it. */
+    if (executor->ops) executor->ops->drain(executor);
     uform__executor_release(executor);
     return UFORM_STATUS_OK;
 }
+
+void uform__executor_attach(uform_executor_t *executor, const uform__executor_ops_t *ops, void *layer) {
+    executor->ops = ops;
+    executor->layer = layer;
+}
+
+void *uform__executor_layer(const uform_executor_t *executor, const uform__executor_ops_t *ops) {
+    return executor->ops == ops ? executor->layer : NULL;
+}
+
+void uform__executor_retain(uform_executor_t *executor) { atomic_fetch_add(&executor->references, 1); }
 
 void uform__executor_release(uform_executor_t *executor) {
     if (atomic_fetch_sub(&executor->references, 1) != 1) return;
@@ -318,7 +329,7 @@ void uform__executor_release(uform_executor_t *executor) {
     pthread_mutex_destroy(&executor->lock);
     pthread_cond_destroy(&executor->changed);
     pthread_cond_destroy(&executor->queued);
-    if (executor->vram) uform__vram_close(executor);
+    if (executor->ops) executor->ops->close(executor);
     release_memory(executor);
 }
 

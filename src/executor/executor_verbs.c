@@ -1,22 +1,38 @@
 /* The public verbs: validate, build a job, and run it synchronously (fork-join on the caller)
  * or queue it (deferred). All four verbs share one path so contention, fork and re-entrancy
  * rules can't differ between them. */
+#include <stdio.h>
+
 #include "core/error.h"
 #include "executor/executor_internal.h"
 
+/** A call's status in the caller's words: cancelled, or the first failing callback's own message
+ *  (left as the thread's last error by the fork-join), else which status it returned. */
+static uform_status_t call_failed(const uform__job_t *job, uform_status_t status, const char *caller) {
+    if (status == UFORM_STATUS_OK) return status;
+    if (status == UFORM_STATUS_INTERRUPTED && uform__job_cancelled(job))
+        return uform__fail(status, "%s: cancelled; tasks not yet started did not run", caller);
+    char message[UFORM_FAILURE_MESSAGE_];
+    snprintf(message, sizeof message, "%s", uform_last_error());
+    if (!message[0]) return uform__fail(status, "%s: a callback returned %s", caller, uform_status_name(status));
+    return uform__fail(status, "%s: a callback returned %s: %s", caller, uform_status_name(status), message);
+}
+
 uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *call, uform__job_t *job,
-                          const char *verb) {
-    if (call && call->struct_size >= sizeof(uform_call_t) && call->deferred) *call->deferred = NULL;
+                          const char *caller) {
+    uform__call_clear_deferred(call);
     if (!job->function && !job->body)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the callback is NULL", verb);
-    if (call && call->struct_size < sizeof(uform_call_t))
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the callback is NULL", caller);
+    /* The layout before `cancel` is still read, without it. */
+    if (call && call->struct_size < UFORM_CALL_SIZE_BEFORE_CANCEL_)
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: call->struct_size is %zu, expected %zu (initialise with UFORM_CALL_INIT)", verb,
+                           "%s: call->struct_size is %zu, expected %zu (initialise with UFORM_CALL_INIT)", caller,
                            call->struct_size, sizeof(uform_call_t));
     bool deferred = call && call->deferred;
     if (call) {
         job->progress = call->progress;
         job->progress_context = call->progress_context;
+        job->cancel = uform__call_cancel(call);
     }
     /* Reports come at most ~256 times a call, and per task for small calls. */
     job->progress_step = job->total / 256 ? job->total / 256 : 1; /* FOR_THREADS: 1, each thread reports */
@@ -24,22 +40,20 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
     if (!executor) {
         _Atomic size_t done = 0;
         if (job->progress) job->done = &done;
-        uform_status_t status = uform__run_inline(job, 1);
-        if (status != UFORM_STATUS_OK)
-            uform__fail(status, "%s: a callback returned %s", verb, uform_status_name(status));
-        return status;
+        if (uform__job_cancelled(job)) return call_failed(job, UFORM_STATUS_INTERRUPTED, caller);
+        return call_failed(job, uform__run_inline(job, 1), caller);
     }
     /* Holding also counts this thread in: free waits for it until the release below. */
-    uform_status_t status = uform__hold_sync(executor, verb);
+    uform_status_t status = uform__hold_sync(executor, caller);
     if (status != UFORM_STATUS_OK) return status;
     if (job->kind == UFORM_JOB_FOR_THREADS) job->n = job->total = executor->threads; /* read once counted in */
     if (job->progress) {
         atomic_store(&executor->progress_done_sync, 0);
         job->done = &executor->progress_done_sync;
     }
-    /* A faulted VRAM executor answers before any callback runs, with the fault's own words
-     * (uform__run_job checks again for deferred calls). */
-    if (executor->vram && (status = uform__vram_fault(executor, verb)) != UFORM_STATUS_OK) {
+    /* A faulted layer (a device executor's GPU) answers before any callback runs, with the
+     * fault's own words (uform__run_job checks again for deferred calls). */
+    if (executor->ops && (status = executor->ops->fault(executor, caller)) != UFORM_STATUS_OK) {
         uform__release_sync(executor);
         return status;
     }
@@ -52,11 +66,9 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
          * so leave the executor as it is (freeing it here answers FORKED and releases memory). */
         return uform__fail(UFORM_STATUS_FORKED, "%s: a callback called fork(); this is the child, where the "
                                                 "executor's threads do not exist",
-                           verb);
+                           caller);
     uform__release_sync(executor);
-    if (status != UFORM_STATUS_OK && job->kind != UFORM_JOB_BODY)
-        uform__fail(status, "%s: a callback returned %s", verb, uform_status_name(status));
-    return status;
+    return job->kind == UFORM_JOB_BODY ? status : call_failed(job, status, caller);
 }
 
 uform_status_t uform_executor_for_n(uform_executor_t *executor, const uform_call_t *call, size_t n, uform_task_t task,

@@ -8,17 +8,19 @@
 #include "executor/arena_internal.h"
 #include "gpu/vram_internal.h"
 
-uform_status_t uform__arena_new_on_devices(uform_executor_t *executor, size_t capacity, uform_arena_t **arena_out) {
-    static const char verb[] = "uform_arena_new_in";
-    uform_status_t status = uform__vram_fault(executor, verb);
+static void arena_free_on_devices(uform_arena_t *arena);
+
+uform_status_t uform__vram_arena_new(uform_executor_t *executor, size_t capacity, uform_arena_t **arena_out) {
+    static const char caller[] = "uform_arena_new_in";
+    uform_status_t status = uform__vram_fault(executor, caller);
     if (status != UFORM_STATUS_OK) return status;
-    uform__vram_t *vram = executor->vram;
+    uform__vram_t *vram = uform__vram_of(executor);
     uform_arena_t *arena = uform__allocate_zeroed(1, sizeof *arena);
     void **bases = uform__allocate_zeroed(vram->device_count, sizeof *bases);
     if (!arena || !bases) {
         uform__deallocate(arena);
         uform__deallocate(bases);
-        return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: bookkeeping for %zu devices", verb, vram->device_count);
+        return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: bookkeeping for %zu devices", caller, vram->device_count);
     }
     for (size_t i = 0; i < vram->device_count && status == UFORM_STATUS_OK; i++) {
         uform__gpu_device_t *device = &vram->devices[i];
@@ -32,24 +34,25 @@ uform_status_t uform__arena_new_on_devices(uform_executor_t *executor, size_t ca
             if (bases[i]) vram->devices[i].backend->device_free(&vram->devices[i], bases[i]);
         uform__deallocate(bases);
         uform__deallocate(arena);
-        return uform__fail(status, "%s: %zu bytes on each of %zu GPUs: %s", verb, capacity, vram->device_count, cause);
+        return uform__fail(status, "%s: %zu bytes on each of %zu GPUs: %s", caller, capacity, vram->device_count, cause);
     }
     arena->base = bases[0];
     arena->capacity = capacity;
     arena->executor = executor;
+    arena->release = arena_free_on_devices;
     arena->device_count = vram->device_count;
     arena->device_bases = bases;
     arena->fork_generation = uform__fork_generation();
     /* Taken while the caller is counted in, so free has not begun: the count cannot be zero. */
-    atomic_fetch_add(&executor->references, 1);
+    uform__executor_retain(executor);
     *arena_out = arena;
     return UFORM_STATUS_OK;
 }
 
-void uform__arena_free_on_devices(uform_arena_t *arena) {
+static void arena_free_on_devices(uform_arena_t *arena) {
     uform_executor_t *executor = arena->executor;
     if (!uform__forked_since(arena->fork_generation)) {
-        uform__vram_t *vram = executor->vram;
+        uform__vram_t *vram = uform__vram_of(executor);
         for (size_t i = 0; i < arena->device_count; i++)
             vram->devices[i].backend->device_free(&vram->devices[i], arena->device_bases[i]);
         uform__executor_release(executor);

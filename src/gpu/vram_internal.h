@@ -1,4 +1,4 @@
-/* Internal: what a VRAM executor adds to a RAM executor (executor->vram). Read-only after
+/* Internal: what a VRAM executor adds to a RAM executor (uform__vram_of(executor)). Read-only after
  * creation except the devices' scratch and staging, which only the thread running that device's
  * function (or thread 0 of a staged copy) touches, one call at a time. */
 #ifndef UFORM_GPU_VRAM_INTERNAL_H
@@ -25,25 +25,41 @@ typedef struct uform__vram_t {
     char fault_message[384];
 } uform__vram_t;
 
+/** The executor's operations: drain, close and memory release of the devices, their fault,
+ *  device arenas (vram_executor.c, vram_arena.c). */
+extern const uform__executor_ops_t uform__vram_ops;
+
+/** The devices of a VRAM executor; NULL for any other executor. */
+static inline uform__vram_t *uform__vram_of(const uform_executor_t *executor) {
+    return (uform__vram_t *)uform__executor_layer(executor, &uform__vram_ops);
+}
+
+/** DEVICE_FAULT with the fault's message (in the words of `caller`) when the executor is
+ *  faulted, else OK. */
+uform_status_t uform__vram_fault(const uform_executor_t *executor, const char *caller);
+
 /** Marks the executor faulted (first message wins) when `device` saw a sticky error. */
 void uform__vram_note_fault(uform_executor_t *executor, const uform__gpu_device_t *device);
 
 /* vram_executor.c */
 struct uform__gpu_detail_t;
-/** The host decoders' NUMA nodes when none are named: those nearest the devices, each once, in
+/** The host threads' NUMA nodes when none are named: those nearest the devices, each once, in
  *  device order, skipping devices whose node the platform does not say. 0 (every node) when no
  *  device's node is known, or when one is a node without a CPU this process may use (a
  *  Grace-Hopper's HBM node, a restricted cpuset). `nodes` holds `count` entries. */
-size_t uform__vram_decoder_domains(const struct uform__gpu_detail_t *details, size_t count, int32_t *nodes);
+size_t uform__vram_host_domains(const struct uform__gpu_detail_t *details, size_t count, int32_t *nodes);
+
+/* vram_arena.c: device arenas (uform__vram_ops.arena_new); the caller is counted in. */
+uform_status_t uform__vram_arena_new(uform_executor_t *executor, size_t capacity, uform_arena_t **arena);
 
 /* vram_memory.c: high-water buffers */
 /** Grows the device's scratch to at least `bytes` (within scratch_limit), waiting for its stream
  *  before the old buffer goes. */
 uform_status_t uform__vram_grow_scratch(uform_executor_t *executor, uform__gpu_device_t *device, size_t bytes,
-                                        const char *verb);
+                                        const char *caller);
 /** Grows the device's pinned staging to at least `bytes`, likewise. */
 uform_status_t uform__vram_grow_staging(uform_executor_t *executor, uform__gpu_device_t *device, size_t bytes,
-                                        const char *verb);
+                                        const char *caller);
 
 /* vram_verbs.c: tests only: called by a staged copy right before the host copies chunk `chunk`
  * of `chunks` (into the staging for copies to the device, out of it for copies to the host), so

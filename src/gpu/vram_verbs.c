@@ -10,6 +10,15 @@
 
 enum { COPY_TO_DEVICE = 0, COPY_TO_HOST = 1 };
 
+/** A staged copy's arguments (the BODY job's `arguments`). */
+typedef struct copy_arguments_t {
+    int direction;
+    size_t device;
+    char *device_pointer;
+    char *host;
+    size_t bytes;
+} copy_arguments_t;
+
 /* Below this a chunk is copied by thread 0 alone: waking the host threads costs more. */
 #define PARALLEL_MEMCPY_MIN (1u << 20)
 
@@ -58,7 +67,7 @@ typedef struct devices_call_t {
 
 static uform_status_t run_device(void *context, size_t task, size_t thread) {
     devices_call_t *call = context;
-    uform__gpu_device_t *device = &call->executor->vram->devices[task];
+    uform__gpu_device_t *device = &uform__vram_of(call->executor)->devices[task];
     uform_status_t status = device->backend->make_current(device);
     bool driver_failed = status != UFORM_STATUS_OK; /* then uform_last_error() has the driver's words */
     if (status == UFORM_STATUS_OK) {
@@ -101,10 +110,10 @@ static uform_status_t run_device(void *context, size_t task, size_t thread) {
 }
 
 static uform_status_t body_for_devices(uform_executor_t *executor, const uform__job_t *job) {
-    static const char verb[] = "uform_executor_for_devices";
+    static const char caller[] = "uform_executor_for_devices";
     devices_call_t call = {.executor = executor, .function = (uform_device_function_t)job->function,
                            .context = job->context};
-    size_t count = executor->vram->device_count;
+    size_t count = uform__vram_of(executor)->device_count;
     uform__job_t inner = {
         .kind = UFORM_JOB_FOR_N,
         .n = count,
@@ -115,29 +124,34 @@ static uform_status_t body_for_devices(uform_executor_t *executor, const uform__
         .done = job->done,
         .total = count,
         .progress_step = 1,
+        /* A cancel stops handing out devices; the functions already running finish. */
+        .cancel = job->cancel,
+        .cancel_handle = job->cancel_handle,
     };
     uform_status_t status = uform__fork_join(executor, &inner);
     if (status == UFORM_STATUS_OK || status == UFORM_STATUS_FORKED) return status;
-    if (uform__vram_fault(executor, verb) != UFORM_STATUS_OK) return UFORM_STATUS_DEVICE_FAULT;
-    return uform__fail(status, "%s: %s", verb,
+    if (status == UFORM_STATUS_INTERRUPTED && uform__job_cancelled(job))
+        return uform__fail(status, "%s: cancelled; devices not yet started did not run", caller);
+    if (uform__vram_fault(executor, caller) != UFORM_STATUS_OK) return UFORM_STATUS_DEVICE_FAULT;
+    return uform__fail(status, "%s: %s", caller,
                        atomic_load(&call.failed) == 2 ? call.cause : "a device function or its stream failed");
 }
 
 /* Validation shared by the verbs: a VRAM executor, and a device of it. */
-static uform_status_t check_vram(const uform_executor_t *executor, const char *verb) {
-    if (!executor) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the NULL executor has no devices", verb);
-    if (!executor->vram)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a RAM executor has no devices (use for_vram)", verb);
+static uform_status_t check_vram(const uform_executor_t *executor, const char *caller) {
+    if (!executor) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the NULL executor has no devices", caller);
+    if (!uform__vram_of(executor))
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a RAM executor has no devices (use for_vram)", caller);
     return UFORM_STATUS_OK;
 }
 
 uform_status_t uform_executor_for_devices(uform_executor_t *executor, const uform_call_t *call,
                                           uform_device_function_t function, void *context) {
-    static const char verb[] = "uform_executor_for_devices";
-    if (call && call->struct_size >= sizeof(uform_call_t) && call->deferred) *call->deferred = NULL;
-    uform_status_t status = check_vram(executor, verb);
+    static const char caller[] = "uform_executor_for_devices";
+    uform__call_clear_deferred(call);
+    uform_status_t status = check_vram(executor, caller);
     if (status != UFORM_STATUS_OK) return status;
-    if (!function) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the device function is NULL", verb);
+    if (!function) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the device function is NULL", caller);
     size_t devices = uform_executor_devices(executor); /* counted in: free may be under way */
     uform__job_t job = {.kind = UFORM_JOB_BODY,
                         .body = body_for_devices,
@@ -145,7 +159,7 @@ uform_status_t uform_executor_for_devices(uform_executor_t *executor, const ufor
                         .context = context,
                         .n = devices,
                         .total = devices};
-    return uform__run_call(executor, call, &job, verb);
+    return uform__run_call(executor, call, &job, caller);
 }
 
 /* ---- staged copies ---- */
@@ -179,14 +193,20 @@ static uform_status_t host_copy(uform_executor_t *executor, void *destination, c
     return uform__fork_join(executor, &inner);
 }
 
+/* Both directions stop between chunks once the call is cancelled, leaving in `*copied` the
+ * bytes whose DMA was issued (the stream is drained before the call ends). */
 static uform_status_t stage_to_device(uform_executor_t *executor, uform__gpu_device_t *device, const uform__job_t *job,
-                                      char *target, const char *host, size_t bytes, size_t chunk) {
+                                      char *target, const char *host, size_t bytes, size_t chunk, size_t *copied) {
     const uform__gpu_backend_t *backend = device->backend;
     char *halves[UFORM_STAGING_BUFFERS] = {device->staging, (char *)device->staging + chunk};
     size_t chunks = (bytes + chunk - 1) / chunk;
     for (size_t k = 0; k < chunks; k++) {
         size_t which = k % UFORM_STAGING_BUFFERS, offset = k * chunk;
         size_t length = bytes - offset < chunk ? bytes - offset : chunk;
+        if (uform__job_cancelled(job)) {
+            *copied = offset;
+            return UFORM_STATUS_INTERRUPTED;
+        }
         if (k >= UFORM_STAGING_BUFFERS) {
             /* This half's last DMA (chunk k - 2) must have left it before it is refilled. */
             uform_status_t status = backend->event_wait(device, which);
@@ -204,13 +224,16 @@ static uform_status_t stage_to_device(uform_executor_t *executor, uform__gpu_dev
 }
 
 static uform_status_t stage_to_host(uform_executor_t *executor, uform__gpu_device_t *device, const uform__job_t *job,
-                                    char *host, const char *source, size_t bytes, size_t chunk) {
+                                    char *host, const char *source, size_t bytes, size_t chunk, size_t *copied) {
     const uform__gpu_backend_t *backend = device->backend;
     char *halves[UFORM_STAGING_BUFFERS] = {device->staging, (char *)device->staging + chunk};
     size_t chunks = (bytes + chunk - 1) / chunk;
     /* The DMA of chunk k + 1 runs while the host copies chunk k out of the other half. */
     for (size_t k = 0; k <= chunks; k++) {
-        if (k < chunks) {
+        /* Cancelled: no new DMA; the chunk already in flight is still copied out. */
+        bool cancelled = k < chunks && uform__job_cancelled(job);
+        if (cancelled && k == 0) return UFORM_STATUS_INTERRUPTED;
+        if (k < chunks && !cancelled) {
             size_t which = k % UFORM_STAGING_BUFFERS, offset = k * chunk;
             size_t length = bytes - offset < chunk ? bytes - offset : chunk;
             uform_status_t status = backend->copy_to_host_async(device, halves[which], source + offset, length);
@@ -226,32 +249,41 @@ static uform_status_t stage_to_host(uform_executor_t *executor, uform__gpu_devic
         status = host_copy(executor, host + offset, halves[which], length);
         if (status != UFORM_STATUS_OK) return status;
         if (!report(executor, job, offset + length)) return UFORM_STATUS_FORKED;
+        if (cancelled) {
+            *copied = offset + length;
+            return UFORM_STATUS_INTERRUPTED;
+        }
     }
     return UFORM_STATUS_OK;
 }
 
 static uform_status_t body_copy(uform_executor_t *executor, const uform__job_t *job) {
-    const char *verb = job->first == COPY_TO_DEVICE ? "uform_executor_copy_to_device" : "uform_executor_copy_to_host";
-    uform__gpu_device_t *device = &executor->vram->devices[job->device];
+    const copy_arguments_t *arguments = job->arguments;
+    const char *caller =
+        arguments->direction == COPY_TO_DEVICE ? "uform_executor_copy_to_device" : "uform_executor_copy_to_host";
+    uform__vram_t *vram = uform__vram_of(executor);
+    uform__gpu_device_t *device = &vram->devices[arguments->device];
     const uform__gpu_backend_t *backend = device->backend;
-    char *device_pointer = job->pointers[0];
-    char *host = job->pointers[1];
-    size_t bytes = job->n;
+    char *device_pointer = arguments->device_pointer;
+    char *host = arguments->host;
+    size_t bytes = arguments->bytes;
     if (!bytes) return report(executor, job, 0) ? UFORM_STATUS_OK : UFORM_STATUS_FORKED;
     /* No make_current: this runs on the caller's thread (or the leader's), and each backend
      * operation makes the device's context current only for itself (gpu_backend.h). */
     uform_status_t status = UFORM_STATUS_OK;
+    size_t copied = 0; /* of a cancelled copy */
     if (backend->host_is_pinned(device, host, bytes)) {
         /* Pinned or registered already: the DMA reads or writes it directly. */
-        status = job->first == COPY_TO_DEVICE ? backend->copy_to_device_async(device, device_pointer, host, bytes)
-                                              : backend->copy_to_host_async(device, host, device_pointer, bytes);
+        status = arguments->direction == COPY_TO_DEVICE
+                     ? backend->copy_to_device_async(device, device_pointer, host, bytes)
+                     : backend->copy_to_host_async(device, host, device_pointer, bytes);
     } else {
-        size_t chunk = executor->vram->chunk_bytes < bytes ? executor->vram->chunk_bytes : bytes;
-        status = uform__vram_grow_staging(executor, device, UFORM_STAGING_BUFFERS * chunk, verb);
+        size_t chunk = vram->chunk_bytes < bytes ? vram->chunk_bytes : bytes;
+        status = uform__vram_grow_staging(executor, device, UFORM_STAGING_BUFFERS * chunk, caller);
         if (status == UFORM_STATUS_OK)
-            status = job->first == COPY_TO_DEVICE
-                         ? stage_to_device(executor, device, job, device_pointer, host, bytes, chunk)
-                         : stage_to_host(executor, device, job, host, device_pointer, bytes, chunk);
+            status = arguments->direction == COPY_TO_DEVICE
+                         ? stage_to_device(executor, device, job, device_pointer, host, bytes, chunk, &copied)
+                         : stage_to_host(executor, device, job, host, device_pointer, bytes, chunk, &copied);
     }
     /* A callback fork()ed and this is the child: no driver call may follow. */
     if (forked_here(executor)) return UFORM_STATUS_FORKED;
@@ -260,31 +292,34 @@ static uform_status_t body_copy(uform_executor_t *executor, const uform__job_t *
     if (status == UFORM_STATUS_OK) status = drained;
     uform__vram_note_fault(executor, device);
     if (status == UFORM_STATUS_OK) return report(executor, job, bytes) ? UFORM_STATUS_OK : UFORM_STATUS_FORKED;
-    if (uform__vram_fault(executor, verb) != UFORM_STATUS_OK) return UFORM_STATUS_DEVICE_FAULT;
+    if (status == UFORM_STATUS_INTERRUPTED && drained == UFORM_STATUS_OK) {
+        if (!report(executor, job, copied)) return UFORM_STATUS_FORKED;
+        return uform__fail(status, "%s: cancelled between chunks, after %zu of %zu bytes", caller, copied, bytes);
+    }
+    if (uform__vram_fault(executor, caller) != UFORM_STATUS_OK) return UFORM_STATUS_DEVICE_FAULT;
     char cause[256];
     snprintf(cause, sizeof cause, "%s", uform_last_error());
-    return uform__fail(status, "%s: %zu bytes with GPU %d: %s", verb, bytes, (int)device->ordinal, cause);
+    return uform__fail(status, "%s: %zu bytes with GPU %d: %s", caller, bytes, (int)device->ordinal, cause);
 }
 
 static uform_status_t copy(uform_executor_t *executor, const uform_call_t *call, int direction, size_t device,
-                           void *device_pointer, void *host, size_t bytes, const char *verb) {
-    if (call && call->struct_size >= sizeof(uform_call_t) && call->deferred) *call->deferred = NULL;
-    uform_status_t status = check_vram(executor, verb);
+                           void *device_pointer, void *host, size_t bytes, const char *caller) {
+    uform__call_clear_deferred(call);
+    uform_status_t status = check_vram(executor, caller);
     if (status != UFORM_STATUS_OK) return status;
     size_t devices = uform_executor_devices(executor); /* counted in: free may be under way */
     if (device >= devices)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: device %zu of %zu", verb, device, devices);
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: device %zu of %zu", caller, device, devices);
     if (bytes && (!device_pointer || !host))
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a NULL %s pointer with %zu bytes", verb,
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a NULL %s pointer with %zu bytes", caller,
                            device_pointer ? "host" : "device", bytes);
+    copy_arguments_t arguments = {direction, device, device_pointer, host, bytes};
     uform__job_t job = {.kind = UFORM_JOB_BODY,
                         .body = body_copy,
-                        .first = (size_t)direction,
-                        .n = bytes,
-                        .total = bytes,
-                        .device = device,
-                        .pointers = {device_pointer, host}};
-    return uform__run_call(executor, call, &job, verb);
+                        .arguments = &arguments,
+                        .arguments_bytes = sizeof arguments,
+                        .total = bytes};
+    return uform__run_call(executor, call, &job, caller);
 }
 
 uform_status_t uform_executor_copy_to_device(uform_executor_t *executor, const uform_call_t *call, size_t device,

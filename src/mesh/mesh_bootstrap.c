@@ -83,7 +83,7 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
                            verb);
     status = uform__enter_call(executor, verb);
     if (status != UFORM_STATUS_OK) return status;
-    if (!executor->vram) {
+    if (!uform__vram_of(executor)) {
         uform__leave(executor);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: a RAM executor drives no GPU; the mesh needs a VRAM "
                                                           "executor (for_vram)",
@@ -107,8 +107,8 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
     double timeout = options->timeout_seconds > 0 ? options->timeout_seconds : UFORM_MESH_TIMEOUT_DEFAULT;
     uform__mesh_facts_t mine = {.index = options->host_domain_index,
                                 .count = count,
-                                .gpus = executor->vram->device_count,
-                                .gpu_class = (uint64_t)executor->vram->gpu_class,
+                                .gpus = uform__vram_of(executor)->device_count,
+                                .gpu_class = (uint64_t)uform__vram_of(executor)->gpu_class,
                                 .pid = (uint64_t)getpid()};
     /* An NVLink domain spans at most the run's GPUs: a larger one no run could have. */
     size_t run_gpus = executor->vram->device_count * count;
@@ -172,7 +172,7 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
         return status;
     }
     /* Taken while counted in, so free has not begun: the mesh now holds the executor. */
-    atomic_fetch_add(&executor->references, 1);
+    uform__executor_retain(executor);
     uform__leave(executor);
     *mesh_out = mesh;
     return UFORM_STATUS_OK;

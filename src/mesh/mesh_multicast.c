@@ -70,7 +70,7 @@ UFORM_PRINTF_(3, 4) static void explain(char *why, size_t capacity, const char *
 /* The executor's devices when every one is CUDA's and the process is the one that opened them;
  * NULL otherwise, with the reason. */
 static const uform__vram_t *cuda_devices(uform_executor_t *executor, char *why, size_t capacity) {
-    if (!executor || !executor->vram) {
+    if (!executor || !uform__vram_of(executor)) {
         explain(why, capacity, "not a VRAM executor: no GPU to multicast to");
         return NULL;
     }
@@ -78,7 +78,7 @@ static const uform__vram_t *cuda_devices(uform_executor_t *executor, char *why, 
         explain(why, capacity, "in a fork()ed child, which must not call its parent's CUDA driver");
         return NULL;
     }
-    const uform__vram_t *vram = executor->vram;
+    const uform__vram_t *vram = uform__vram_of(executor);
     for (size_t i = 0; i < vram->device_count; i++)
         if (vram->devices[i].vendor != UFORM_GPU_VENDOR_NVIDIA) {
             explain(why, capacity, "device %zu of the executor is not a CUDA device: multicast is CUDA's", i);

@@ -8,7 +8,10 @@ emulator=""
 if [ "$#" -gt 5 ]; then shift 5; emulator="$*"; fi
 run() { $emulator "$@"; }
 rm -rf "$scratch" && mkdir -p "$scratch/app"
-$cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
+# Installed under one prefix, then moved: the consumer finds it where it lies now, which is
+# neither the configured prefix (CMAKE_INSTALL_PREFIX) nor the one it was installed under.
+$cmake --install "$build" --prefix "$scratch/installed" >/dev/null
+mv "$scratch/installed" "$scratch/prefix"
 cat > "$scratch/app/main.c" <<'C'
 #include <stdio.h>
 #include <string.h>
@@ -33,13 +36,20 @@ find_package(uform 4.0 REQUIRED)
 add_executable(consumer main.c)
 target_link_libraries(consumer uform::uform)
 CM
-$cmake -S "$scratch/app" -B "$scratch/app/build" -DCMAKE_PREFIX_PATH="$scratch/prefix" -DCMAKE_BUILD_RPATH="$scratch/prefix/lib" \
+# CMake's package: CMAKE_PREFIX_PATH alone (cross builds add their toolchain and its root path).
+$cmake -S "$scratch/app" -B "$scratch/app/build" -DCMAKE_PREFIX_PATH="$scratch/prefix" \
   ${toolchain:+-DCMAKE_TOOLCHAIN_FILE="$toolchain" -DCMAKE_FIND_ROOT_PATH="$scratch/prefix"} >/dev/null
 $cmake --build "$scratch/app/build" >/dev/null
 run "$scratch/app/build/consumer"
+# pkg-config: PKG_CONFIG_PATH alone; uform.pc finds its prefix from where it lies.
 if command -v pkg-config >/dev/null 2>&1; then
-  libdir=$(ls -d "$scratch"/prefix/lib*/pkgconfig | head -n 1)
-  flags=$(PKG_CONFIG_PATH="$libdir" pkg-config --define-variable=prefix="$scratch/prefix" --cflags --libs uform)
-  $cc "$scratch/app/main.c" $flags -Wl,-rpath,"$(dirname "$libdir")" -o "$scratch/app/pkgconfig-consumer"
+  pcdir=$(ls -d "$scratch"/prefix/lib*/pkgconfig "$scratch"/prefix/lib/*/pkgconfig 2>/dev/null | head -n 1)
+  flags=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs uform)
+  libdir=$(PKG_CONFIG_PATH="$pcdir" pkg-config --variable=libdir uform)
+  case "$flags" in
+    *"$scratch/prefix/"*) ;;
+    *) echo "pkg-config's flags do not point into the prefix $scratch/prefix: $flags" >&2; exit 1 ;;
+  esac
+  $cc "$scratch/app/main.c" $flags -Wl,-rpath,"$libdir" -o "$scratch/app/pkgconfig-consumer"
   run "$scratch/app/pkgconfig-consumer"
 fi

@@ -19,7 +19,7 @@ static const char config[] =
 static size_t domains_of(const uform__gpu_detail_t *details, const size_t *picks, size_t count, int32_t *nodes) {
     uform__gpu_detail_t chosen[16];
     for (size_t i = 0; i < count; i++) chosen[i] = details[picks[i]];
-    return uform__vram_decoder_domains(chosen, count, nodes);
+    return uform__vram_host_domains(chosen, count, nodes);
 }
 
 int main(void) {

@@ -309,4 +309,18 @@ typedef UFORM_CU_MULTICAST_GET_GRANULARITY_SIGNATURE(uform_cuMulticastGetGranula
     X(cuMulticastBindMem, "cuMulticastBindMem", 12010, "cuMulticastBindMem", uform_cuMulticastBindMem_t) \
     X(cuMulticastUnbind, "cuMulticastUnbind", 12010, "cuMulticastUnbind", uform_cuMulticastUnbind_t)
 
+/* Peer links, for the report's GPU table (src/report/): CUdevice_P2PAttribute and
+ * cuDeviceGetP2PAttribute (CUDA 8.0), optional like the multicast entry points. */
+typedef enum uform_cuDeviceP2PAttribute {
+    UFORM_CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK = 0x01,
+    UFORM_CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 0x02,
+    UFORM_CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED = 0x03,
+    UFORM_CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED = 0x04
+} uform_cuDeviceP2PAttribute;
+typedef uform_cuResult (*uform_cuDeviceGetP2PAttribute_t)(int *value, uform_cuDeviceP2PAttribute attribute,
+                                                          uform_cuDevice source, uform_cuDevice destination);
+#define UFORM_CUDA_PEER_ENTRY_POINTS(X)                                                           \
+    X(cuDeviceGetP2PAttribute, "cuDeviceGetP2PAttribute", 8000, "cuDeviceGetP2PAttribute",         \
+      uform_cuDeviceGetP2PAttribute_t)
+
 #endif

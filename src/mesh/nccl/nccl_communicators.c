@@ -26,11 +26,11 @@ static void abort_all(const uform__nccl_api_t *library, uform_ncclComm *communic
 /* The executor's devices, refusing what NCCL cannot serve. */
 static uform_status_t nccl_devices(uform_executor_t *executor, const char *verb, uform__vram_t **out) {
     if (!executor) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the executor is NULL", verb);
-    if (!executor->vram)
+    if (!uform__vram_of(executor))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: NCCL needs a VRAM executor, not a RAM one", verb);
     if (uform__forked_since(executor->fork_generation))
         return uform__fail(UFORM_STATUS_FORKED, "%s: the executor was inherited across fork()", verb);
-    uform__vram_t *vram = executor->vram;
+    uform__vram_t *vram = uform__vram_of(executor);
     for (size_t d = 0; d < vram->device_count; d++)
         if (vram->devices[d].vendor != UFORM_GPU_VENDOR_NVIDIA)
             return uform__fail(UFORM_STATUS_UNSUPPORTED, "%s: device %zu of the executor is not NVIDIA's (%s): NCCL "

@@ -144,6 +144,7 @@ static const entry_t entries[] = {
     {"cuEventSynchronize", 2000, (void *)cuEventSynchronize},
     {"cuEventQuery", 2000, (void *)cuEventQuery},
     {"cuDeviceCanAccessPeer", 4000, (void *)cuDeviceCanAccessPeer},
+    {"cuDeviceGetP2PAttribute", 8000, (void *)cuDeviceGetP2PAttribute},
     {"cuMemCreate", 10020, (void *)cuMemCreate},
     {"cuMemRelease", 10020, (void *)cuMemRelease},
     {"cuMulticastGetGranularity", 12010, (void *)cuMulticastGetGranularity},

@@ -67,6 +67,8 @@ EXPORT uform_cuResult cuEventSynchronize(uform_cuEvent handle);
 
 /* Peers and multicast (emulated_multicast.c) */
 EXPORT uform_cuResult cuDeviceCanAccessPeer(int *can_access, uform_cuDevice handle, uform_cuDevice peer);
+EXPORT uform_cuResult cuDeviceGetP2PAttribute(int *value, uform_cuDeviceP2PAttribute attribute, uform_cuDevice source,
+                                              uform_cuDevice destination);
 EXPORT uform_cuResult cuMulticastGetGranularity(size_t *granularity, const uform_cuMulticastObjectProp *prop,
                                                 uform_cuMulticastGranularityFlags option);
 EXPORT uform_cuResult cuMulticastCreate(uform_cuMemGenericAllocationHandle *handle,

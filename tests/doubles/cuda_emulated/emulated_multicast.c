@@ -17,6 +17,24 @@ EXPORT uform_cuResult cuDeviceCanAccessPeer(int *can_access, uform_cuDevice hand
     return UFORM_CUDA_SUCCESS;
 }
 
+/* cuda.h: the attribute `attribute` of the link from `source` to `destination`. The double's
+ * links are its `nvlink=` groups: within one, access, native atomics and CUDA array access are
+ * supported and every link ranks 0 (alike); across groups or without one, all four are 0. The
+ * same device twice is CUDA_ERROR_INVALID_DEVICE, as the driver documents; an unknown attribute
+ * or a NULL value is CUDA_ERROR_INVALID_VALUE. */
+EXPORT uform_cuResult cuDeviceGetP2PAttribute(int *value, uform_cuDeviceP2PAttribute attribute, uform_cuDevice source,
+                                              uform_cuDevice destination) {
+    OPEN_QUERY(source, value != NULL);
+    const emulated_device_t *other = device_of(destination);
+    if (!other || source == destination) return UFORM_CUDA_ERROR_INVALID_DEVICE;
+    if (attribute < UFORM_CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK ||
+        attribute > UFORM_CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED)
+        return UFORM_CUDA_ERROR_INVALID_VALUE;
+    int linked = device->nvlink_group >= 0 && device->nvlink_group == other->nvlink_group;
+    *value = attribute == UFORM_CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK ? 0 : linked;
+    return UFORM_CUDA_SUCCESS;
+}
+
 /* The granularities the double answers: 2 MiB minimum, for multicast objects and cuMemCreate
  * alike (the large-page size drivers report on current GPUs), and a recommended multicast
  * granularity well above it (512 MiB, the double's choice) so a caller mixing the two shows. */

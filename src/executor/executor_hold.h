@@ -1,0 +1,50 @@
+/* Internal: the hold word (who may fork the workers now, who is inside the API) and the waits
+ * under the executor's mutex (see executor_hold.c). */
+#ifndef UFORM_EXECUTOR_HOLD_H
+#define UFORM_EXECUTOR_HOLD_H
+
+#include <stdint.h>
+
+#include "uform.h"
+
+/** Hold bits: who may fork the workers right now. The bits above UFORM_HOLD_FLAGS count the
+ *  threads inside the API on this executor (ENTERED units), so that free waits for every one
+ *  of them before releasing the memory they touch. */
+enum {
+    UFORM_HOLD_SYNC = 1u,    /* a thread's synchronous call runs */
+    UFORM_HOLD_CLAIM = 2u,   /* a thread's synchronous call waits for deferred calls to finish */
+    UFORM_HOLD_LEADER = 4u,  /* the executor's own leader thread runs a deferred call */
+    UFORM_HOLD_WAITERS = 8u, /* someone sleeps on `changed` (see executor_hold.c) */
+    UFORM_HOLD_CLOSING = 16u, /* uform_executor_free has begun: no new calls */
+    UFORM_HOLD_FLAGS = 0xFFu,
+    UFORM_HOLD_ENTERED = 0x100u /* one thread inside the API (counted, not a flag) */
+};
+
+/** What a thread sleeping on `changed` waits for. */
+typedef enum uform__wait_t {
+    UFORM_WAIT_CLAIM,  /* a synchronous call: deferred calls up to `target` done, leader off */
+    UFORM_WAIT_LEADER, /* the leader, for deferred call `target`: no synchronous call in its way */
+    UFORM_WAIT_IDLE,   /* drain: deferred calls up to `target` done, no synchronous call */
+    UFORM_WAIT_CLOSED  /* free: idle, and no other thread left inside the API (ENTERED == 1) */
+} uform__wait_t;
+
+/** Counts the calling thread in (ENTERED) without any check: free waits until it leaves.
+ *  Returns the hold word as it was. */
+uint32_t uform__enter(const uform_executor_t *executor);
+/** Counts it in, then checks: FORKED in a fork()ed child (not left again: the mutex may be held
+ *  by a vanished thread); INVALID_ARGUMENT (left again) from one of its own callbacks or once
+ *  free has begun. The first touch of the executor by any call; `caller` names it in messages. */
+uform_status_t uform__enter_call(const uform_executor_t *executor, const char *caller);
+/** Counts the calling thread out; wakes a waiting free when it was the last. */
+void uform__leave(const uform_executor_t *executor);
+/** Enters and takes the executor for a synchronous call; CONTENDED, or INVALID_ARGUMENT
+ *  once free has begun (not entered then). */
+uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller);
+/** Releases a synchronous call's hold and leaves, in one step. */
+void uform__release_sync(uform_executor_t *executor);
+void uform__hold_leader_locked(uform_executor_t *executor, uint64_t sequence);
+/** Sleeps on `changed` (the lock held) until `what` is true for `target`. */
+void uform__wait_locked(uform_executor_t *executor, uform__wait_t what, uint64_t target);
+void uform__release_leader(uform_executor_t *executor);
+
+#endif

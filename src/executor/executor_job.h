@@ -1,0 +1,102 @@
+/* Internal: one call as the threads see it (a job), and the functions that run jobs. */
+#ifndef UFORM_EXECUTOR_JOB_H
+#define UFORM_EXECUTOR_JOB_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uform.h"
+
+typedef enum uform__job_kind_t {
+    UFORM_JOB_FOR_N = 1,
+    UFORM_JOB_FOR_N_DYNAMIC,
+    UFORM_JOB_FOR_THREADS,
+    UFORM_JOB_FOR_SLICES,
+    /* A call that is a sequence of steps (a layer's verb: a staged copy, a device function):
+     * `body` runs on thread 0 (the caller, or the leader for a deferred call), and may fork-join
+     * inner jobs itself. */
+    UFORM_JOB_BODY
+} uform__job_kind_t;
+
+struct uform__job_t;
+typedef uform_status_t (*uform__job_body_t)(struct uform_executor_t *executor, const struct uform__job_t *job);
+
+/** One call as the threads see it: what to run and where to count progress. */
+typedef struct uform__job_t {
+    uform__job_kind_t kind;
+    size_t n;
+    size_t first; /* dynamic jobs run tasks [first, n): 0 for the public verbs, a seam for tests */
+    void *function; /* uform_task_t or uform_slice_t, by kind */
+    void *context;
+    uform_progress_t progress;
+    void *progress_context;
+    _Atomic size_t *done; /* NULL when nobody watches progress */
+    size_t total;
+    size_t progress_step; /* publish `done` every this many tasks */
+    /* The static split, computed once per call by the forking thread so no share divides. */
+    size_t quotient, remainder;
+    /* Dynamic jobs whose counter could pass SIZE_MAX (n within 2 x threads of it) claim with a
+     * bounded CAS instead of fetch_add, so the counter never wraps onto task 0. */
+    bool saturating;
+    /* BODY jobs: the steps, and their arguments (`arguments_bytes` of them, copied with the job
+     * into a deferred call so they outlive the submitting frame). */
+    uform__job_body_t body;
+    void *arguments;
+    size_t arguments_bytes;
+    /* Cancelled once either is nonzero: the caller's flag (uform_call_t.cancel) and, for a
+     * deferred call, its handle's (uform_deferred_cancel). NULL: not watched. */
+    const volatile int *cancel;
+    const _Atomic uint32_t *cancel_handle;
+} uform__job_t;
+
+/** Whether the job was cancelled: read where a thread takes work (a task, a share, a chunk).
+ *  The caller's flag is a plain int it may set from a signal handler: read it atomically. */
+static inline bool uform__job_cancelled(const uform__job_t *job) {
+    if (job->cancel && __atomic_load_n(job->cancel, __ATOMIC_RELAXED)) return true;
+    return job->cancel_handle && atomic_load_explicit(job->cancel_handle, memory_order_relaxed);
+}
+
+/** The size of uform_call_t before `cancel`: callers built against it pass this struct_size. */
+#define UFORM_CALL_SIZE_BEFORE_CANCEL_ offsetof(uform_call_t, cancel)
+
+/** The call's cancel flag, or NULL (no call, or the layout without the field). */
+static inline const volatile int *uform__call_cancel(const uform_call_t *call) {
+    return call && call->struct_size >= sizeof(uform_call_t) ? call->cancel : NULL;
+}
+
+/** Clears the call's deferred output first, so it is NULL on every failure (executor.h). */
+static inline void uform__call_clear_deferred(const uform_call_t *call) {
+    if (call && call->struct_size >= UFORM_CALL_SIZE_BEFORE_CANCEL_ && call->deferred) *call->deferred = NULL;
+}
+
+/** Serialises progress reports so they arrive one at a time and never go backwards. */
+typedef struct uform__progress_state_t {
+    _Atomic uint32_t lock;
+    _Atomic size_t reported; /* written under `lock`, read without it to skip needless tries */
+} uform__progress_state_t;
+
+/* executor_fork_join.c: runs a job on every thread, the forking thread as thread 0 */
+/** FORKED if a callback fork()ed and this is the child: the call stops at once. */
+uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job);
+/** Runs a call's job on thread 0: a BODY job's steps, or a fork-join. Both synchronous and
+ *  deferred calls come through here, so a layer's sticky fault is answered here. */
+uform_status_t uform__run_job(uform_executor_t *executor, const uform__job_t *job);
+/** Runs a job entirely on the calling thread as thread 0 of 1 (the NULL executor, n tiny). */
+uform_status_t uform__run_inline(const uform__job_t *job, size_t threads);
+void *uform__worker_main(void *argument);
+/** Takes a worker's share of `generation` if nobody has; true for whoever got it. */
+bool uform__claim_share(_Atomic uint64_t *claimed, uint64_t generation);
+
+/* executor_verbs.c */
+/** Every verb's path: validation of `call`, then synchronous (fork-join or body on the caller)
+ *  or deferred. `job` is complete but for progress; `caller` names the verb in messages. */
+uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *call, uform__job_t *job,
+                               const char *caller);
+
+/* executor_deferred.c */
+uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__job_t *job, uform_deferred_t **out);
+void *uform__leader_main(void *argument);
+
+#endif

@@ -1,0 +1,27 @@
+/* Internal, tests only: hooks that widen race windows or stand in for the machine. Each is
+ * NULL in production (one predictable branch where it is read). */
+#ifndef UFORM_EXECUTOR_TEST_HOOKS_H
+#define UFORM_EXECUTOR_TEST_HOOKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "platform/platform.h"
+#include "uform.h"
+
+/** Called by a worker between seeing a job and claiming its share, to widen the window in
+ *  which the forking thread steals it. */
+extern void (*_Atomic uform__test_before_claim)(size_t worker);
+/** The CPU the forking thread runs on, and the re-pinning of a worker, as the
+ *  migration-following code sees them (fixture machines have CPUs this one lacks). */
+extern int (*_Atomic uform__test_current_cpu)(void);
+extern bool (*_Atomic uform__test_pin)(uform__thread_t thread, int32_t cpu);
+/** Called by a thread leaving the API (before it counts itself out), to widen the window in
+ *  which uform_executor_free could release what it is about to touch. */
+extern void (*_Atomic uform__test_before_leave)(void);
+/** A dynamic parallel-for over [first, n), to reach counter values near SIZE_MAX. */
+uform_status_t uform__test_for_n_dynamic_from(uform_executor_t *executor, size_t first, size_t n, uform_task_t task,
+                                              void *context);
+
+#endif
