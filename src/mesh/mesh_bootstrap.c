@@ -111,14 +111,14 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
                                 .gpu_class = (uint64_t)uform__vram_of(executor)->gpu_class,
                                 .pid = (uint64_t)getpid()};
     /* An NVLink domain spans at most the run's GPUs: a larger one no run could have. */
-    size_t run_gpus = executor->vram->device_count * count;
+    size_t run_gpus = uform__vram_of(executor)->device_count * count;
     if (options->gpus_per_multimem_domain > run_gpus) {
         uform__deallocate(mesh);
         uform__leave(executor);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: gpus_per_multimem_domain %zu is more than the run's %zu GPUs (%zu per process, %zu "
                            "processes): 0 derives it, 1 to %zu are a domain's size",
-                           verb, options->gpus_per_multimem_domain, run_gpus, executor->vram->device_count, count,
+                           verb, options->gpus_per_multimem_domain, run_gpus, uform__vram_of(executor)->device_count, count,
                            run_gpus);
     }
     mine.multimem = options->gpus_per_multimem_domain ? options->gpus_per_multimem_domain

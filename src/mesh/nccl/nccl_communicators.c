@@ -200,10 +200,9 @@ static uform_status_t create(uform_executor_t *executor, const uint8_t id[UFORM_
  * one by one and given back after: the caller's runtime (PyTorch on cuda:1) keeps its device
  * there. `saved_by` is the device whose backend saved it (NULL: nothing to give back). */
 static uform__gpu_device_t *save_caller(uform_executor_t *executor, uintptr_t *saved) {
-    if (!executor || !executor->vram || !executor->vram->device_count ||
-        uform__forked_since(executor->fork_generation))
-        return NULL;
-    uform__gpu_device_t *device = &executor->vram->devices[0];
+    uform__vram_t *vram = executor ? uform__vram_of(executor) : NULL;
+    if (!vram || !vram->device_count || uform__forked_since(executor->fork_generation)) return NULL;
+    uform__gpu_device_t *device = &vram->devices[0];
     if (!device->backend->save_current || !device->backend->restore_current) return NULL;
     char kept[512];
     snprintf(kept, sizeof kept, "%s", uform_last_error());
