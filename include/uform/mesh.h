@@ -88,7 +88,9 @@ typedef struct uform_mesh_description_t {
  * initialised non-blocking and polled against the timeout (NCCL never notices a peer that died
  * in its initialisation); on a timeout every communicator is aborted and the bootstrap answers
  * TIMEOUT naming "NCCL init" and this process's ranks that never finished. Older NCCLs block
- * until every rank has joined, without bound.
+ * until every rank has joined, without bound. The one-outcome guarantee covers the meeting: in
+ * the hand-off, a process whose own initialisation fails (a device, NCCL refusing a rank)
+ * answers that failure, and the others answer TIMEOUT naming "NCCL init".
  *
  * @return OK; INVALID_ARGUMENT (NULL output, a NULL or RAM executor: the mesh needs a VRAM
  *         executor, bad options); NOT_FOUND, TIMEOUT, MISMATCH, IO_ERROR while meeting peers;

@@ -19,6 +19,7 @@ typedef struct follower_t {
     const uform__mesh_facts_t *mine;
     char facts[32], took[32]; /* this index's two names */
     const char *owned;        /* which of them this process wrote and still holds, or NULL */
+    bool has_roster;          /* it read and checked the roster: an OK outcome can be its answer */
     char run_text[UFORM_MESH_FILE_MAX];
     char run_holder[300]; /* index 0, in words */
 } follower_t;
@@ -66,6 +67,12 @@ static uform_status_t answer(follower_t *f) {
     leave(f);
     if (read != 1) return uform__fail(UFORM_STATUS_IO_ERROR, "%s", read < 0 ? message : "outcome vanished");
     if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", message);
+    /* OK is decided only once every process acknowledged the roster, this one included: an OK it
+     * never acknowledged is not this process's run. */
+    if (!f->has_roster)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
+                           "%s: %s: the run formed without this process (index %llu): use a new job name", f->s->verb,
+                           f->s->job, (unsigned long long)f->mine->index);
     return UFORM_STATUS_OK;
 }
 
@@ -90,7 +97,8 @@ static uform_status_t propose(follower_t *f, uform_status_t status, const char *
 static uform_status_t interrupted(follower_t *f) {
     char message[UFORM_MESH_MESSAGE_MAX + 1];
     snprintf(message, sizeof message, "%s: %s: index %llu (host %s, pid %llu) was interrupted while the run met",
-             f->s->verb, f->s->job, (unsigned long long)f->mine->index, f->mine->host, (unsigned long long)f->mine->pid);
+             f->s->verb, f->s->job, (unsigned long long)f->mine->index, f->mine->host,
+             (unsigned long long)f->mine->pid);
     uform__mesh_decide(f->s, f->mine->index, UFORM_STATUS_INTERRUPTED, message, NULL, 0);
     leave(f);
     return uform__fail(UFORM_STATUS_INTERRUPTED, "%s", message);
@@ -132,11 +140,11 @@ static uform_status_t read_run(follower_t *f) {
         if (waited == UFORM_STATUS_INTERRUPTED) return waited;
         if (waited != UFORM_STATUS_OK) {
             uform__mesh_path(s, NULL, where, sizeof where);
-            return s->job_fd < 0 ? uform__fail(UFORM_STATUS_TIMEOUT, "%s: %s: index 0 never arrived within %g s (no %s)",
-                                               s->verb, s->job, s->timeout_seconds, where)
-                                 : uform__fail(UFORM_STATUS_TIMEOUT,
-                                               "%s: %s: index 0 wrote no run file within %g s in %s", s->verb, s->job,
-                                               s->timeout_seconds, where);
+            return s->job_fd < 0
+                       ? uform__fail(UFORM_STATUS_TIMEOUT, "%s: %s: index 0 never arrived within %g s (no %s)", s->verb,
+                                     s->job, s->timeout_seconds, where)
+                       : uform__fail(UFORM_STATUS_TIMEOUT, "%s: %s: index 0 wrote no run file within %g s in %s",
+                                     s->verb, s->job, s->timeout_seconds, where);
         }
     }
 }
@@ -298,6 +306,7 @@ uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_fa
      * verdict, and the run's. */
     status = uform__mesh_read_roster(s, text, roster);
     if (status != UFORM_STATUS_OK) return propose(&f, status, "%s", uform_last_error());
+    f.has_roster = true;
     uform__mesh_step(s, mine->index, "taken");
     if (renameat(s->job_fd, f.facts, s->job_fd, f.took) != 0) {
         int error = errno;
@@ -320,7 +329,7 @@ uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_fa
         if (waited == UFORM_STATUS_INTERRUPTED) return interrupted(&f);
         if (waited != UFORM_STATUS_OK)
             return propose(&f, UFORM_STATUS_TIMEOUT,
-                           "%s: %s: no outcome from index 0 (%s) within %g s of the roster: it died or stalled", s->verb,
-                           s->job, f.run_holder, s->timeout_seconds);
+                           "%s: %s: no outcome from index 0 (%s) within %g s of the roster: it died or stalled",
+                           s->verb, s->job, f.run_holder, s->timeout_seconds);
     }
 }

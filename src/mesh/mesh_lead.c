@@ -168,8 +168,10 @@ static void clean_up(lead_t *l) {
         if (l->departed[i]) continue;
         char name[32], text[UFORM_MESH_FILE_MAX];
         for (int which = 0; which < 2; which++) {
-            if (which == 0) uform__mesh_took_name(i, name, sizeof name);
-            else uform__mesh_facts_name(i, name, sizeof name);
+            if (which == 0)
+                uform__mesh_took_name(i, name, sizeof name);
+            else
+                uform__mesh_facts_name(i, name, sizeof name);
             if (uform__mesh_read(s->job_fd, name, text, s->verb) != UFORM_STATUS_OK) continue;
             if (!uform__mesh_holder_gone(text, s->host)) {
                 kept = true;
@@ -251,7 +253,8 @@ uform_status_t uform__mesh_lead(uform__mesh_session_t *s, const uform__mesh_fact
             uform__mesh_step(s, 0, "published");
             status = await_acknowledgements(&l, silent, sizeof silent);
         }
-        if (status != UFORM_STATUS_OK) snprintf(message, sizeof message, "%s", uform_last_error());
+        if (status != UFORM_STATUS_OK)
+            snprintf(message, sizeof message, "%s", uform_last_error());
         else if (silent[0])
             status = UFORM_STATUS_TIMEOUT,
             snprintf(message, sizeof message, "%s: %s: index %s never took the roster within %g s (died?)", s->verb,

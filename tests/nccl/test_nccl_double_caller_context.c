@@ -17,13 +17,13 @@ static uform_cuContext current(void) {
     return context;
 }
 
-#define CHECK_CURRENT(expected, what)                                                              \
-    do {                                                                                           \
-        uform_cuContext current_ = current(), expected_ = (expected);                              \
-        uform_test_checks_++;                                                                      \
-        if (current_ != expected_)                                                                 \
+#define CHECK_CURRENT(expected, what)                                                                      \
+    do {                                                                                                   \
+        uform_cuContext current_ = current(), expected_ = (expected);                                      \
+        uform_test_checks_++;                                                                              \
+        if (current_ != expected_)                                                                         \
             TEST_FAIL_("after %s the thread's current context is %p, expected %p", what, (void *)current_, \
-                       (void *)expected_);                                                         \
+                       (void *)expected_);                                                                 \
     } while (0)
 
 static void mesh_keeps(uform_cuContext mine) {

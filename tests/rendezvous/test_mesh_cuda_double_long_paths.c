@@ -7,7 +7,7 @@ static member_t members[2];
 
 static void check_fits(const member_t *m, const char *reason) {
     CHECK_MESSAGE(*m, reason);
-    CHECK_MESSAGE(*m, "...");           /* the path, shortened in the middle */
+    CHECK_MESSAGE(*m, "...");               /* the path, shortened in the middle */
     CHECK_MESSAGE(*m, "/uform-mesh-test-"); /* its head says where */
     if (strlen(m->message) >= 511) TEST_FAIL_("the message fills the last error: %s", m->message);
 }
