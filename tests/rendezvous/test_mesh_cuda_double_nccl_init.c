@@ -5,7 +5,8 @@
  * the run's deadline ends them: both answer TIMEOUT naming "NCCL init" and their unfinished rank,
  * within the timeout, having aborted their communicators (the double's log: an abort for ranks 0
  * and 1, no init). The same run with every process alive forms, on the non-blocking path and on
- * the blocking path of an NCCL older than 2.14 (version 21300). */
+ * the blocking path of an NCCL older than 2.14 (version 21300). A cancel during the wait for
+ * NCCL ends it too (INTERRUPTED, "NCCL init cancelled"). */
 #include <time.h>
 
 #include "mesh_processes.h"
@@ -61,6 +62,27 @@ int main(void) {
     }
     CHECK(lines[0].rank != lines[1].rank);
     CHECK(job_gone("dies"));
+
+    /* The wait for NCCL's initialisation looks at the cancel flag too: index 0 cancels 1 s in
+     * (its timeout is 30 s), while index 2 has died inside init again. */
+    members_fill(members, 3, "cancelled", 1, 2);
+    for (size_t i = 0; i < 3; i++) members[i].nccl_library = UFORM_TEST_NCCL_DOUBLE;
+    members[2].nccl_config = "fault init_dies=2";
+    members[0].timeout = 30;
+    members[0].cancel_after = 1.0;
+    unlink(log_path);
+    start = now_seconds();
+    members_start(members, 3);
+    member_finish(&members[0]);
+    elapsed = now_seconds() - start;
+    member_finish(&members[1]);
+    member_finish(&members[2]);
+    CHECK_STATUS(members[0].status, UFORM_STATUS_INTERRUPTED);
+    CHECK_MESSAGE(members[0], "NCCL init cancelled");
+    if (elapsed > 10) TEST_FAIL_("index 0 cancelled at 1 s answered at %.1f s", elapsed);
+    CHECK_STATUS(members[1].status, UFORM_STATUS_TIMEOUT);
+    CHECK_MESSAGE(members[1], "NCCL init did not finish");
+    CHECK(job_gone("cancelled"));
 
     static const char *const configs[] = {NULL, "version 21300"};
     for (size_t c = 0; c < 2; c++) {
