@@ -217,6 +217,8 @@ static void Mesh_dealloc(MeshObject *self) {
 PyDoc_STRVAR(Mesh_bootstrap_doc, "bootstrap($cls, executor, options, /)\n"
                                  "--\n\n"
                                  "Joins this process to the run's mesh.\n\n"
+                                 "Every process of the run gets the same answer. Ctrl-C while it waits\n"
+                                 "raises KeyboardInterrupt (the others learn it at once).\n\n"
                                  "Calls uform_mesh_bootstrap.");
 
 
