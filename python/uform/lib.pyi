@@ -599,6 +599,9 @@ class Mesh:
     def bootstrap(cls, executor: Executor, options: MeshOptions | None, /) -> Mesh:
         """Joins this process to the run's mesh.
 
+        Every process of the run gets the same answer. Ctrl-C while it waits
+        raises KeyboardInterrupt (the others learn it at once).
+
         Calls uform_mesh_bootstrap.
         """
     def describe(self) -> MeshDescription:

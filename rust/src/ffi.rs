@@ -96,6 +96,7 @@ pub struct uform_mesh_options_t {
     pub directory: *const c_char,
     pub job: *const c_char,
     pub timeout_seconds: c_double,
+    pub cancel: *const c_int,
 }
 
 /// `uform_mesh_description_t`.
@@ -335,7 +336,7 @@ extern "C" {
 const _: () = {
     assert!(std::mem::size_of::<uform_gpu_device_t>() == 280);
     assert!(std::mem::align_of::<uform_gpu_device_t>() == 8);
-    assert!(std::mem::size_of::<uform_mesh_options_t>() == 56);
+    assert!(std::mem::size_of::<uform_mesh_options_t>() == 64);
     assert!(std::mem::size_of::<uform_mesh_description_t>() == 48);
     assert!(std::mem::size_of::<uform_call_t>() == 40);
     assert!(std::mem::size_of::<uform_device_slot_t>() == 48);
@@ -434,6 +435,7 @@ mod layout {
             directory,
             job,
             timeout_seconds,
+            cancel,
         });
         check_struct!(uform_mesh_description_t {
             gpus_per_host_domain,

@@ -94,6 +94,11 @@ typedef struct uform__gpu_backend_t {
      *  never left current on a thread. */
     uform_status_t (*enter)(uform__gpu_device_t *device, uform__gpu_scope_t *scope);
     void (*leave)(uform__gpu_device_t *device, const uform__gpu_scope_t *scope);
+    /** What is current on the calling thread (CUDA: the context, NULL included; HIP: the device),
+     *  for restore_current to give back after make_current calls on the caller's thread. */
+    uform_status_t (*save_current)(uform__gpu_device_t *device, uintptr_t *saved);
+    /** Makes `saved` current again; its error is not the caller's operation's, and is ignored. */
+    void (*restore_current)(uform__gpu_device_t *device, uintptr_t saved);
     uform_status_t (*device_alloc)(uform__gpu_device_t *device, size_t bytes, void **pointer);
     /** Frees device memory; waits for the device's queued work as the runtimes do. */
     void (*device_free)(uform__gpu_device_t *device, void *pointer);

@@ -93,6 +93,18 @@ static uform_status_t make_current(uform__gpu_device_t *device) {
 /* Host threads wait on every event uform makes: blocking-sync (gpu_backend.h), no timing. */
 #define EVENT_FLAGS (UFORM_CU_EVENT_DISABLE_TIMING | UFORM_CU_EVENT_BLOCKING_SYNC)
 
+static uform_status_t save_current(uform__gpu_device_t *device, uintptr_t *saved) {
+    uform_cuContext now = NULL;
+    uform_status_t status = check(device, cu()->cuCtxGetCurrent(&now), "cuCtxGetCurrent");
+    *saved = (uintptr_t)now;
+    return status;
+}
+
+static void restore_current(uform__gpu_device_t *device, uintptr_t saved) {
+    (void)device;
+    cu()->cuCtxSetCurrent((uform_cuContext)saved);
+}
+
 /* A device function's bracket (gpu_backend.h): gpu_call.h's scope, held across the function. */
 static uform_status_t enter_for_function(uform__gpu_device_t *device, uform__gpu_scope_t *scope) {
     return uform__gpu_enter(&current, device, scope);
@@ -257,6 +269,8 @@ static const uform__gpu_backend_t backend = {
     .make_current = make_current,
     .enter = enter_for_function,
     .leave = leave_after_function,
+    .save_current = save_current,
+    .restore_current = restore_current,
     .device_alloc = device_alloc,
     .device_free = device_free,
     .host_alloc = host_alloc,

@@ -89,6 +89,19 @@ static uform_status_t make_current(uform__gpu_device_t *device) {
     return check(device, hip()->hipSetDevice(device->native_device), "hipSetDevice");
 }
 
+static uform_status_t save_current(uform__gpu_device_t *device, uintptr_t *saved) {
+    int now = 0;
+    *saved = 0;
+    uform_status_t status = check(device, hip()->hipGetDevice(&now), "hipGetDevice");
+    if (status == UFORM_STATUS_OK) *saved = (uintptr_t)now;
+    return status;
+}
+
+static void restore_current(uform__gpu_device_t *device, uintptr_t saved) {
+    (void)device;
+    (void)hip()->hipSetDevice((int)saved);
+}
+
 static void destroy_handles(uform__gpu_device_t *device) {
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++)
         if (device->events[i]) {
@@ -259,6 +272,8 @@ static const uform__gpu_backend_t backend = {
     .make_current = make_current,
     .enter = enter_for_function,
     .leave = leave_after_function,
+    .save_current = save_current,
+    .restore_current = restore_current,
     .device_alloc = device_alloc,
     .device_free = device_free,
     .host_alloc = host_alloc,

@@ -19,9 +19,12 @@ _Static_assert(sizeof(uform_ncclUniqueId) == UFORM_NCCL_UNIQUE_ID_BYTES, "ncclUn
 UFORM__LIBRARY_DEFINE(loader)
 static uform__nccl_api_t api;
 
-/* nccl_abi.h's list as a binding table: every row required, looked up by its exported name. */
+/* nccl_abi.h's lists as one binding table, looked up by exported name: the main list required. */
 #define ENTRY_(field, symbol, type) UFORM__LIBRARY_ENTRY(uform__nccl_api_t, field, symbol, 0, symbol, false)
-static const uform__library_entry_t entries[] = {UFORM_NCCL_ENTRY_POINTS(ENTRY_)};
+/* nccl_abi.h's optional list: newer entry points an older NCCL lacks, bound to NULL there. */
+#define OPTIONAL_ENTRY_(field, symbol, type) UFORM__LIBRARY_ENTRY(uform__nccl_api_t, field, symbol, 0, symbol, true)
+static const uform__library_entry_t entries[] = {UFORM_NCCL_ENTRY_POINTS(ENTRY_)
+                                                     UFORM_NCCL_OPTIONAL_ENTRY_POINTS(OPTIONAL_ENTRY_)};
 
 static uform_status_t load(void) {
     static const char *const candidates[] = {DEFAULT_LIBRARY, NULL};
