@@ -102,8 +102,8 @@ void bench_print_load(bench_machine_cpu_t before, bench_machine_cpu_t after, dou
     if (!before.ok || !after.ok || wall <= 0) return;
     double other = (after.busy - before.busy - own_seconds) / wall;
     double steal = (after.steal - before.steal) / wall;
-    printf("- during the run (%.0f s): other processes kept %.2f cores busy, the hypervisor stole %.2f cores "
-           "(of %zu); figures taken while either is high are noisy\n",
+    printf("- during the run (%.0f s): other processes kept %.2f cores busy,\n" /* two lines: under 100 columns */
+           "  the hypervisor stole %.2f cores (of %zu); figures taken while either is high are noisy\n",
            wall, other > 0 ? other : 0.0, steal, bench_usable_cores());
 }
 

@@ -58,7 +58,7 @@ static int uform_member(const char *directory, const char *job, size_t index, si
     uform__mesh_facts_t mine = {.index = index, .count = count, .gpus = 8, .gpu_class = 3, .multimem = 8, .pid = 1};
     snprintf(mine.host, sizeof mine.host, "bench");
     uform__mesh_roster_t roster;
-    return uform__mesh_rendezvous(directory, job, 120, &mine, NULL, &roster, "bench") == UFORM_STATUS_OK ? 0 : 1;
+    return uform__mesh_rendezvous(directory, job, 120, &mine, NULL, &roster, NULL, "bench") == UFORM_STATUS_OK ? 0 : 1;
 }
 
 /* Seconds for `count` processes to meet with one method; negative on failure. */

@@ -29,6 +29,10 @@ void bench_print_usage(FILE *out, char const *program) {
             "Options:\n"
             "  --quick            under half a minute: 1 round, 0.25 s fork-join, 256 MiB, 0.25 s idle\n"
             "  --full             the default: 5 rounds, 1 s fork-join, 1 GiB x 5 passes, 1 s idle\n"
+            "  --wide             every column of the table (caller share, CPUs used, wake against a call\n"
+            "                     after a short idle, ratios to uform); the default fits 100 columns\n"
+            "  --targets          after the table, the project's own targets and whether each was met\n"
+            "                     (what bench/RESULTS.md records)\n"
             "  --rounds N         fresh processes per configuration (median taken)\n"
             "  --duration S       timed fork-join seconds (after --warmup S, default 0.1)\n"
             "  --reduce-mib N     float32 MiB summed; --passes N timed passes\n"
@@ -87,6 +91,14 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         char const *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--quick") == 0 || strcmp(a, "--full") == 0) continue;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) return 3;
+        if (strcmp(a, "--wide") == 0) {
+            o->wide = 1;
+            continue;
+        }
+        if (strcmp(a, "--targets") == 0) {
+            o->targets = 1;
+            continue;
+        }
         if (strcmp(a, "--table") == 0) {
             o->parts |= BENCH_PART_TABLE;
             continue;

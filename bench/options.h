@@ -22,6 +22,8 @@ typedef enum bench_part_t {
 
 typedef struct options_t {
     int quick;
+    int wide;            /* --wide: every column of the table (default: the ones that fit 100 columns) */
+    int targets;         /* --targets: the project's own target verdicts after the table (bench/RESULTS.md) */
     unsigned parts;      /* bench_part_t bits */
     int rounds;
     double warmup;       /* seconds of fork-join before timing */

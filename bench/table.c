@@ -407,6 +407,35 @@ static row_t const *find_row(row_t const *rows, size_t count, char const *peer, 
     return NULL;
 }
 
+/* The table's columns with --wide (the default prints 7 of them). */
+enum { COLUMNS = 14 };
+
+static void print_targets(options_t const *options, row_t const *rows, size_t config_count,
+                          char (*cells)[COLUMNS][BENCH_CELL], size_t cores);
+
+/* Prints `text` as lines of at most 100 columns, broken at spaces; lines after the first start
+ * with `indent` (a Markdown list item's continuation). */
+static void print_wrapped(char const *text, char const *indent) {
+    size_t const width = 100;
+    size_t column = 0;
+    for (char const *p = text; *p;) {
+        while (*p == ' ') p++;
+        size_t word = strcspn(p, " ");
+        if (!word) break;
+        if (column && column + 1 + word > width) {
+            printf("\n%s", indent);
+            column = strlen(indent);
+        } else if (column) {
+            putchar(' ');
+            column++;
+        }
+        printf("%.*s", (int)word, p);
+        column += word;
+        p += word;
+    }
+    printf("\n");
+}
+
 static double field(row_t const *row, size_t offset) {
     return row ? *(double const *)((char const *)&row->m + offset) : NAN;
 }
@@ -442,10 +471,15 @@ int bench_table_run(options_t const *options, char **self_argv) {
                 configs[config_count++] = (config_t){peer, variants ? variants[v] : NULL, o.threads[t]};
         }
 
-    double const child_seconds = 0.05 + (double)o.reduce_mib / 1024.0 * 0.5 + o.warmup + o.duration +
+    /* One child's time: starting the process and its pool (0.15 s), the reduction's mapping, first
+     * touch and passes (1 s per GiB: the first touch faults every page in, and with huge pages
+     * scarce the kernel compacts memory meanwhile; measured 0.3-2 s per GiB on the 2-vCPU KVM
+     * machine), then the timed parts, each wake's sleeps overshooting by about 1 ms. */
+    double const child_seconds = 0.15 + (double)o.reduce_mib / 1024.0 + o.warmup + o.duration +
                                  o.wake_samples * (o.wake_idle + o.short_idle + 0.001) + o.idle_seconds;
+    size_t const children = config_count * (size_t)o.rounds;
     fprintf(stderr, "uform bench: %zu configurations x %d round%s, about %.0f s\n", config_count, o.rounds,
-            o.rounds == 1 ? "" : "s", child_seconds * (double)config_count * o.rounds);
+            o.rounds == 1 ? "" : "s", child_seconds * (double)children);
 
     static round_t results[BENCH_MAX_CONFIGS][BENCH_MAX_ROUNDS];
     int const tty = isatty(STDERR_FILENO);
@@ -455,10 +489,14 @@ int bench_table_run(options_t const *options, char **self_argv) {
     for (int r = 0; r < o.rounds; r++)
         for (size_t c = 0; c < config_count; c++) {
             config_t const *cfg = configs + c;
-            fprintf(stderr, "%suform bench: round %d/%d, %zu/%zu: %s%s%s, %zu thread%s, %.0f s%s", tty ? "\r\033[K" : "",
-                    r + 1, o.rounds, c + 1, config_count, cfg->peer->label, cfg->variant ? " " : "",
-                    cfg->variant ? cfg->variant : "", cfg->threads, cfg->threads == 1 ? "" : "s",
-                    bench_now_seconds() - started, tty ? "" : "\n");
+            /* What is left, from the children so far (the estimate above before the first). */
+            size_t const done = (size_t)r * config_count + c;
+            double const so_far = bench_now_seconds() - started;
+            double const left = (double)(children - done) * (done ? so_far / (double)done : child_seconds);
+            fprintf(stderr, "%suform bench: round %d/%d, %zu/%zu: %s%s%s, %zu thread%s, %.0f s, about %.0f s left%s",
+                    tty ? "\r\033[K" : "", r + 1, o.rounds, c + 1, config_count, cfg->peer->label,
+                    cfg->variant ? " " : "", cfg->variant ? cfg->variant : "", cfg->threads,
+                    cfg->threads == 1 ? "" : "s", so_far, left, tty ? "" : "\n");
             memset(&results[c][r], 0, sizeof(round_t));
             results[c][r].outcome = run_child(&o, self_argv, cfg, &results[c][r].m);
             if (results[c][r].outcome != BENCH_OUTCOME_OK)
@@ -510,16 +548,18 @@ int bench_table_run(options_t const *options, char **self_argv) {
     printf("## uform bench (%s)\n\n", o.quick ? "quick" : "full");
     bench_print_machine();
     printf("- reduction kernel: %s\n", bench_sum_name);
-    printf("- settings: %d round%s (median of fresh processes), fork-join %.2g s after %.2g s warm-up, "
-           "reduction %zu MiB x %d passes, wake after %.0f ms idle x %d (each followed by one call after %.0f us "
-           "idle), idle %.2g s\n",
-           o.rounds, o.rounds == 1 ? "" : "s", o.duration, o.warmup, o.reduce_mib, o.passes, o.wake_idle * 1e3,
-           o.wake_samples, o.short_idle * 1e6, o.idle_seconds);
+    char text[2048];
+    snprintf(text, sizeof text,
+             "- settings: %d round%s (median of fresh processes), fork-join %.2g s after %.2g s warm-up, "
+             "reduction %zu MiB x %d passes, wake after %.0f ms idle x %d (each followed by one call after %.0f us "
+             "idle), idle %.2g s",
+             o.rounds, o.rounds == 1 ? "" : "s", o.duration, o.warmup, o.reduce_mib, o.passes, o.wake_idle * 1e3,
+             o.wake_samples, o.short_idle * 1e6, o.idle_seconds);
+    print_wrapped(text, "  ");
     bench_print_load(machine_before, machine_after, own, wall);
     printf("\n");
 
     /* The table. */
-    enum { COLUMNS = 14 };
     static char const *const headers[COLUMNS] = {
         "pool",    "threads",      "fork-join",   "/ uform spin", "caller share", "wake",    "on CPUs",
         "/ uform park", "after short idle", "wake / short", "reduce GB/s", "/ uform", "on CPUs", "idle CPU ms/s"};
@@ -556,20 +596,58 @@ int bench_table_run(options_t const *options, char **self_argv) {
             snprintf(cell[13], 48, row->m.idle_ms < 10 ? "%.2f" : "%.0f", row->m.idle_ms);
         }
     }
-    bench_print_table(&cells[0][0], config_count + 1, COLUMNS, 1);
+    if (o.wide) {
+        bench_print_table(&cells[0][0], config_count + 1, COLUMNS, 1);
+    } else {
+        /* The default: what a reader compares first, in under 100 columns with pool names up to
+         * about 25 characters (87 with the longest name today, "OpenMP passive"). */
+        enum { NARROW = 7 };
+        static size_t const picked[NARROW] = {0, 1, 2, 3, 5, 10, 13};
+        static char const *const narrow_headers[NARROW] = {"pool", "threads", "fork-join", "/ uform", "wake",
+                                                          "reduce GB/s", "idle ms/s"};
+        static char narrow[BENCH_MAX_CONFIGS + 1][NARROW][BENCH_CELL];
+        for (size_t r = 0; r <= config_count; r++)
+            for (size_t c = 0; c < NARROW; c++)
+                snprintf(narrow[r][c], BENCH_CELL, "%s", r ? cells[r][picked[c]] : narrow_headers[c]);
+        bench_print_table(&narrow[0][0], config_count + 1, NARROW, 1);
+    }
 
-    printf("\nfork-join: time per call of N = threads items; \"/ uform spin\" is this pool's time over uform "
-           "SPINNING's at the same threads (above 1: uform is faster). caller share: items run on the calling "
-           "thread. wake: median time of one call after %.0f ms idle; \"/ uform park\" over uform PARKED's. "
-           "after short idle: median time of one call %.0f us after the previous one returned (the caller slept); "
-           "wake / short: the two medians' ratio (at most 1: a wake costs no more than a call after a short idle). "
-           "reduce: GB/s of the median pass; \"/ uform\" is this pool's GB/s over uform's better mood "
-           "(above 1: the peer is faster). on CPUs (after wake, after reduce): distinct CPUs one call's items ran "
-           "on, mean over calls (1.0 at 2 threads: both items ran on one core, one after the other). idle: process CPU ms per second of sleep after the "
-           "last call.\n",
-           o.wake_idle * 1e3, o.short_idle * 1e6);
+    printf("\n");
+    if (o.wide) {
+        snprintf(text, sizeof text,
+                 "fork-join: time per call of N = threads items; \"/ uform spin\" is this pool's time over uform "
+                 "SPINNING's at the same threads (above 1: uform is faster). caller share: items run on the calling "
+                 "thread. wake: median time of one call after %.0f ms idle; \"/ uform park\" over uform PARKED's. "
+                 "after short idle: median time of one call %.0f us after the previous one returned (the caller "
+                 "slept); wake / short: the two medians' ratio (at most 1: a wake costs no more than a call after a "
+                 "short idle). reduce: GB/s of the median pass; \"/ uform\" is this pool's GB/s over uform's better "
+                 "mood (above 1: the peer is faster). on CPUs (after wake, after reduce): distinct CPUs one call's "
+                 "items ran on, mean over calls (1.0 at 2 threads: both items ran on one core, one after the other). "
+                 "idle: process CPU ms per second of sleep after the last call.",
+                 o.wake_idle * 1e3, o.short_idle * 1e6);
+    } else {
+        snprintf(text, sizeof text,
+                 "fork-join: time per call of N = threads items; \"/ uform\" is this pool's time over uform "
+                 "SPINNING's at the same threads (above 1: uform is faster). wake: median time of one call after "
+                 "%.0f ms idle. reduce: GB/s of the median pass summing %zu MiB of floats. idle: process CPU ms per "
+                 "second of sleep after the last call. --wide adds the caller's share, the CPUs used, the wake "
+                 "against a call after a short idle, and the ratios to uform's moods; --targets the project's own "
+                 "targets.",
+                 o.wake_idle * 1e3, o.reduce_mib);
+    }
+    print_wrapped(text, "");
 
-    /* The targets, as figures and a verdict each; informational, never the exit status. */
+    /* The project's own targets, as figures and a verdict each (--targets: what bench/RESULTS.md
+     * records); informational, never the exit status. */
+    if (o.targets) print_targets(&o, rows, config_count, cells, cores);
+    if (any_failed) printf("\nSome configurations FAILED a correctness check, crashed or hung; see stderr.\n");
+    fflush(stdout);
+    return any_failed ? 1 : 0;
+}
+
+static void print_targets(options_t const *options, row_t const *rows, size_t config_count,
+                          char (*cells)[COLUMNS][BENCH_CELL], size_t cores) {
+    options_t const o = *options;
     printf("\n### Targets\n\n");
     size_t const all = cores, over = 2 * cores;
     row_t const *spin_all = find_row(rows, config_count, "uform", "spinning", all);
@@ -631,8 +709,4 @@ int bench_table_run(options_t const *options, char **self_argv) {
                    over, variant, b, a, all, d, at_over->m.reduce_gbs, at_all->m.reduce_gbs,
                    collapsed ? "COLLAPSED (fork-join over 100 us or reduction under 80%)" : "met");
         }
-    if (any_failed) printf("\nSome configurations FAILED a correctness check, crashed or hung; see stderr.\n");
-    fflush(stdout);
-    fflush(stdout);
-    return any_failed ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 # Sourced by scripts/test-all: run a command as one named stage, say when it starts and when it
 # ends (with its duration), keep its output for a closing summary of every runner's counts.
 #   stage NAME KIND COMMAND...   KIND picks how counts are read from the output: ctest, pytest,
-#                                cargo, fuzz, or - (no counts: a build, a check)
+#                                cargo, fuzz, tidy, or - (no counts: a build, a check)
 #   stages_summary               the closing table: each counted stage, then the total time
 # The command's output is shown as it runs. A failing stage prints the summary so far and exits
 # with the command's status. Each COMMAND is one command or function: a function that runs
@@ -34,8 +34,12 @@ stages_counts() {
              if (w == "passed") p += $i; else if (w == "failed") f += $i; else if (w == "ignored") g += $i } }
            END { if (p + f + g) printf "%d passed, %d failed, %d ignored\n", p, f, g }' "$log"
       ;;
+    tidy)
+      # scripts/tidy's one line: "clang-tidy: 49 files of src/, 53 checks, no findings".
+      sed -n 's/^clang-tidy: //p' "$log" | tail -n 1
+      ;;
     fuzz)
-      awk -F': *' '/stat::number_of_executed_units/ { n++; units += $2 }
+      awk '/stat::number_of_executed_units/ { n++; units += $NF }
            END { if (n) printf "%d targets, %d inputs run\n", n, units }' "$log"
       ;;
   esac

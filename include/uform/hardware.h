@@ -94,11 +94,20 @@ typedef struct uform_gpu_device_t {
  * the position in PCI bus order, as nvidia-smi lists them, whatever CUDA_DEVICE_ORDER says;
  * NVIDIA devices are listed in that order. The driver is read once per process: later calls
  * answer the same list, and a child forked after the first call answers its parent's list
- * without calling the driver.
- * @return OK; INVALID_ARGUMENT when `count` is NULL or `devices` is NULL with a capacity;
- *         UNSUPPORTED when the driver lacks an entry point uform needs (the message names it);
- *         DEVICE_FAULT when the driver fails to initialise or to describe a device (the
- *         message carries the driver's error name). A driver that sees no device is OK and 0.
+ * without calling the driver. The CUDA toolkit's stub libcuda.so found in place of a driver
+ * lists no NVIDIA device (`uform info` says "CUDA stub library, no driver").
+ *
+ * AMD devices come from the HIP runtime: the library UFORM_HIP_LIBRARY names, else
+ * `libamdhip64.so` (then `.so.7`, `.so.6`) from the linker's search, from `$ROCM_PATH/lib`, then
+ * from `/opt/rocm/lib`; in PCI bus order, as rocm-smi lists them.
+ *
+ * A vendor whose runtime fails lists no device and hides nothing of the other's: the call
+ * answers the devices that work, and `uform info` says what failed.
+ * @return OK; INVALID_ARGUMENT when `count` is NULL or `devices` is NULL with a capacity; when
+ *         no vendor lists a device and one failed, that failure: UNSUPPORTED when its runtime
+ *         lacks an entry point uform needs (the message names it), DEVICE_FAULT when it fails
+ *         to initialise or to describe a device (the message carries the runtime's error
+ *         name). A runtime that sees no device is OK and 0.
  */
 UFORM_API uform_status_t uform_gpu_devices(uform_gpu_device_t *devices, size_t capacity, size_t *count);
 

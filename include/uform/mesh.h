@@ -37,9 +37,15 @@ typedef struct uform_mesh_options_t {
     const char *directory;           /**< borrowed; the directory every host sees; required with peers */
     const char *job;                 /**< borrowed; the run's unique plain name; required with peers */
     double timeout_seconds;          /**< bound on every wait for a peer; 0 means 120 */
+    /** borrowed, may be NULL: the caller's cancel flag. Nonzero (set from any thread, or from a
+     *  signal handler) makes the bootstrap return INTERRUPTED within 50 ms of any wait: this
+     *  process's files are taken back and the others answer INTERRUPTED naming it, as of a
+     *  process that died, at once. An options struct of the older size (without it) is read
+     *  without it. */
+    const volatile int *cancel;
 } uform_mesh_options_t;
 
-#define UFORM_MESH_OPTIONS_INIT {sizeof(uform_mesh_options_t), 0, 0, 0, NULL, NULL, 0.0}
+#define UFORM_MESH_OPTIONS_INIT {sizeof(uform_mesh_options_t), 0, 0, 0, NULL, NULL, 0.0, NULL}
 
 /** What a mesh reports about itself. */
 typedef struct uform_mesh_description_t {
@@ -55,8 +61,41 @@ typedef struct uform_mesh_description_t {
 /**
  * Joins this process to the run's mesh over a VRAM executor whose devices are this
  * process's members. `options` may be NULL (a run of one process).
+ *
+ * One outcome: every process of a run that meets returns the same answer, OK with the same
+ * run-wide description, or the same error status with the same message, even when one process
+ * dies, stalls past the timeout or cannot read the others' files at any step. The processes meet
+ * in `directory/job/`; index 0 publishes a roster, every other process checks it (format version,
+ * checksum) and acknowledges it, and the answer is one file, `outcome`, written exactly once:
+ * by index 0 once every acknowledgement is in (or its wait for them ends), or by the first
+ * process that gives up waiting for index 0, cannot use the roster, or is cancelled. No process
+ * returns before it exists. Index 0 dying at any step: before its run file, every other process
+ * answers TIMEOUT ("index 0 never arrived"); after it, the first to give up decides TIMEOUT for
+ * all ("no roster from index 0", "no outcome from index 0"); after the outcome, everyone has it.
+ * Limits: a process that reaches the directory only after index 0 has ended the run (it came,
+ * or woke, too late to be seen) answers TIMEOUT in its own words ("ended the run before this
+ * process joined"), and the others never waited for it; when the outcome file can be neither
+ * written nor read (a failing file system), a process answers its own proposal. The whole
+ * bootstrap waits at most about the timeout plus three graces (a grace is a tenth of the timeout,
+ * 1 to 10 s), or, with NCCL's blocking initialisation (NCCL before 2.14), unboundedly there.
+ * Files: every process removes its own; the last one out removes the directory. A process of
+ * another host that dies after it was seen keeps the outcome file in the job directory (nobody
+ * can tell it from a slow one), and index 0 dying after the others have their answer leaves its
+ * run file, the roster and the outcome; a job name is one run's, so a rerun takes a new one.
+ * Every deadline is this process's monotonic clock or the directory's file system's clock: no
+ * two hosts' clocks are compared.
+ *
+ * The NCCL hand-off that follows is bounded too: with NCCL 2.14 and newer the communicators are
+ * initialised non-blocking and polled against the timeout (NCCL never notices a peer that died
+ * in its initialisation); on a timeout every communicator is aborted and the bootstrap answers
+ * TIMEOUT naming "NCCL init" and this process's ranks that never finished. Older NCCLs block
+ * until every rank has joined, without bound. The one-outcome guarantee covers the meeting: in
+ * the hand-off, a process whose own initialisation fails (a device, NCCL refusing a rank)
+ * answers that failure, and the others answer TIMEOUT naming "NCCL init".
+ *
  * @return OK; INVALID_ARGUMENT (NULL output, a NULL or RAM executor: the mesh needs a VRAM
- *         executor, bad options); NOT_FOUND, TIMEOUT, MISMATCH, IO_ERROR while meeting peers.
+ *         executor, bad options); NOT_FOUND, TIMEOUT, MISMATCH, IO_ERROR while meeting peers;
+ *         INTERRUPTED when cancelled (options->cancel).
  */
 UFORM_API uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh_options_t *options,
                                               uform_mesh_t **mesh);

@@ -39,8 +39,10 @@ typedef enum uform_status_t {
 #undef UFORM_STATUS_ENUM_
 } uform_status_t;
 
-/** One past the highest status number; bindings size their tables with it. */
-#define UFORM_STATUS_COUNT_ 14
+/** One past the highest status number (the numbers run 0, 1, ... without a gap); bindings
+ *  size their tables with it. Counted from the list, so a new status moves it. */
+#define UFORM_STATUS_ONE_(name, number, message) +1
+#define UFORM_STATUS_COUNT_ (0 UFORM_STATUS_MAP(UFORM_STATUS_ONE_))
 
 /**
  * The static, human-readable message of a status ("success", "the wait timed out", ...).

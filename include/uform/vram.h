@@ -23,8 +23,8 @@
  *
  * The calling thread's current CUDA context (HIP: current device) is the caller's: a CUDA
  * runtime on that thread (PyTorch, CuPy) keeps its device there. Every function here gives it
- * back as it found it (NULL included), except that a device function runs with its device's
- * context current and leaves it so (uform_executor_for_devices).
+ * back as it found it (NULL included); a device function runs with its device's context current,
+ * and the thread gets back what it had once the function returned (uform_executor_for_devices).
  */
 #ifndef UFORM_VRAM_H
 #define UFORM_VRAM_H
@@ -70,8 +70,9 @@ UFORM_API uform_gpu_class_t uform_executor_gpu_class(const uform_executor_t *exe
 /**
  * Runs `function(context, slot)` once for every device of a VRAM executor, in parallel on the
  * host threads (devices split over them as uform_executor_for_n splits tasks), with that
- * device's context current on the thread running it (and left current there afterwards, as
- * CUDA runtimes do). The call finishes (for a deferred call: is finished) only once every
+ * device's context current on the thread running it while it runs (the thread, the caller's
+ * included, gets back the context it had afterwards: a context uform releases at free is never
+ * left current on a thread). The call finishes (for a deferred call: is finished) only once every
  * function returned and every device's stream has drained what was enqueued, whatever the
  * functions returned. Progress counts devices finished.
  * @return OK; the first non-OK status a function returned (the streams are still drained);

@@ -175,3 +175,71 @@ def test_deferred_dropped_by_its_own_callback(executor):
     executor.drain()
     assert "deferred" not in holder
     executor.for_n(4, lambda index, thread: None)  # reaps the parked handle
+
+
+def test_wait_never_raises_a_stale_timeout(executor):
+    # The window: a wait slice runs out (TIMEOUT) while the call is running, and the call then
+    # finishes before the poll that tells a finished call from a running one. The hook finishes
+    # the call right there.
+    release = threading.Event()
+    deferred = executor.for_n(1, lambda task, thread: release.wait(10), deferred=True)
+    windows = []
+
+    def finish_inside_the_window():
+        if not windows:
+            release.set()
+            while not deferred.done():
+                time.sleep(0.001)
+        windows.append(deferred.done())
+
+    uform.lib._set_wait_slice_hook(finish_inside_the_window)
+    try:
+        assert deferred.wait() is None  # no timeout: it must wait, not raise TimeoutError
+    finally:
+        uform.lib._set_wait_slice_hook(None)
+    assert windows == [True]
+
+
+def test_wait_keeps_a_failure_found_after_a_slice(executor):
+    release = threading.Event()
+
+    def task(index, thread):
+        release.wait(10)
+        raise KeyError("after the slice")
+
+    deferred = executor.for_n(1, task, deferred=True)
+
+    def finish():
+        release.set()
+        while not deferred.done():
+            time.sleep(0.001)
+
+    uform.lib._set_wait_slice_hook(finish)
+    try:
+        with pytest.raises(KeyError, match="after the slice"):
+            deferred.wait(timeout=5)
+    finally:
+        uform.lib._set_wait_slice_hook(None)
+
+
+def uform_await_threads():
+    return [thread for thread in threading.enumerate() if thread.name.startswith("uform:await")]
+
+
+def test_many_awaits_share_one_waiting_thread(executor):
+    release = threading.Event()
+    peak = 0
+
+    async def main():
+        nonlocal peak
+        first = executor.for_n(1, lambda task, thread: release.wait(10), deferred=True)
+        handles = [first] + [executor.for_n(1, lambda task, thread: None, deferred=True) for _ in range(30)]
+        waiting = [asyncio.ensure_future(handle) for handle in handles]
+        await asyncio.sleep(0.05)
+        peak = len(uform_await_threads())
+        release.set()
+        await asyncio.gather(*waiting)
+        return [handle.done() for handle in handles]
+
+    assert all(asyncio.run(main()))
+    assert peak == 1, f"{peak} threads waited for 31 awaits"

@@ -130,6 +130,20 @@ def test_gpu_devices_cuda_double_stub_library_is_empty(cuda_double, tmp_path):
     assert answer == {"devices": [], "same_again": True}
 
 
+TOOLKIT_STUB = "/usr/local/cuda/lib64/stubs/libcuda.so"
+
+
+@pytest.mark.skipif(not os.path.exists(TOOLKIT_STUB), reason="no CUDA toolkit stub libcuda.so here")
+def test_gpu_devices_real_toolkit_stub_is_empty_and_said(tmp_path):
+    # The toolkit's own stub (every entry, cuGetProcAddress_v2 included, answers
+    # CUDA_ERROR_STUB_LIBRARY): no NVIDIA device, no error, and `python -m uform` says why.
+    answer = gpu_devices_in_child(TOOLKIT_STUB, None, tmp_path, UFORM_HIP_LIBRARY="/nonexistent/libamdhip64.so")
+    assert answer == {"devices": [], "same_again": True}, answer
+    result = run_python(["-m", "uform"], TOOLKIT_STUB, None, tmp_path, UFORM_HIP_LIBRARY="/nonexistent/libamdhip64.so")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "CUDA stub library, no driver" in result.stdout, result.stdout
+
+
 def test_gpu_devices_cuda_double_driver_fault_raises_device_fault_error(cuda_double, tmp_path):
     config = "device name=unreachable\nfault init=CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"
     answer = gpu_devices_in_child(cuda_double, config, tmp_path)

@@ -256,3 +256,49 @@ def test_mesh_in_a_forked_child_is_refused(cuda_double, tmp_path):
     """)
     assert answer["child"][0] == "ForkedError", answer
     assert answer["described"] == 1 and answer["threads"] == []
+
+
+# Index 0 of a run of two, whose peer never comes: it prints "waiting", then reports how it ended.
+WAITING = PRELUDE + r"""
+import time
+directory, job = sys.argv[1], sys.argv[2]
+options = MeshOptions(host_domain_index=0, host_domain_count=2, directory=directory, job=job, timeout_seconds=60.0)
+with Executor.for_vram() as executor:
+    print("waiting", flush=True)
+    try:
+        Mesh.bootstrap(executor, options)
+    except KeyboardInterrupt:
+        report(interrupted=time.monotonic())
+    else:
+        report(interrupted=None)
+"""
+
+
+def test_ctrl_c_interrupts_a_bootstrap_waiting_for_a_peer(cuda_double, tmp_path):
+    """Ctrl-C (SIGINT) one second into a bootstrap that waits for a peer: KeyboardInterrupt within
+    half a second, and nothing left that blocks a rerun under the same job name."""
+    import signal
+    import subprocess
+    import time
+
+    directory = tmp_path / "rendezvous"
+    directory.mkdir()
+    child = subprocess.Popen([sys.executable, "-c", WAITING, str(directory), "ctrl-c"], cwd=tmp_path,
+                             env=environment_for(cuda_double, gpus(1)), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "waiting"
+        time.sleep(1.0)
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    answer = answer_of(child.returncode, stdout, stderr)
+    assert answer["interrupted"] is not None, "the bootstrap ran to its end instead"
+    assert answer["interrupted"] - sent < 0.5, f"KeyboardInterrupt came {answer['interrupted'] - sent:.2f} s late"
+    assert not (directory / "ctrl-c").exists(), "the interrupted run left its job directory"
+    answers = run_members(cuda_double, tmp_path, "ctrl-c", [1, 1])  # the same name forms
+    assert all("description" in a for a in answers), answers

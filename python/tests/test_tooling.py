@@ -44,7 +44,38 @@ def test_stub_has_the_page_declarations():
 
 def test_stubtest(tmp_path):
     pytest.importorskip("mypy.stubtest")
-    result = children.run([sys.executable, "-m", "mypy.stubtest", "uform"], cwd=tmp_path)
+    allowlist = pathlib.Path(__file__).parent / "typed" / "stubtest-allowlist.txt"
+    result = children.run([sys.executable, "-m", "mypy.stubtest", "uform", "--allowlist", str(allowlist)],
+                          cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def mypy_strict(path, cwd):
+    return children.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(path)], cwd=cwd)
+
+
+def test_the_typed_example_passes_mypy_strict(tmp_path):
+    pytest.importorskip("mypy.api", reason="mypy (Debian's python3-mypy) is not installed")
+    example = pathlib.Path(__file__).parent / "typed" / "example.py"
+    result = mypy_strict(example, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_typed_example_runs():
+    example = pathlib.Path(__file__).parent / "typed" / "example.py"
+    result = children.run([sys.executable, "-X", "dev", "-W", "error", str(example)])
+    assert result.returncode == 0 and result.stdout.strip() == "4097", result.stdout + result.stderr
+
+
+def test_memoryview_of_an_arena_passes_mypy_strict(tmp_path):
+    pytest.importorskip("mypy.api", reason="mypy (Debian's python3-mypy) is not installed")
+    import mypy.version
+
+    builtins_stub = pathlib.Path(mypy.__file__).parent / "typeshed" / "stdlib" / "builtins.pyi"
+    if "def __buffer__" not in builtins_stub.read_text():
+        pytest.skip(f"mypy {mypy.version.__version__}'s typeshed predates PEP 688: its memoryview() takes a "
+                    "closed union of builtin buffer types, whatever a stub declares")
+    result = mypy_strict(pathlib.Path(__file__).parent / "typed" / "buffer_example.py", tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

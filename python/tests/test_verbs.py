@@ -1,6 +1,7 @@
 """Verbs with Python callables (run holding the GIL) and native ones (run without it)."""
 
 import ctypes
+import gc
 import subprocess
 import sys
 import sysconfig
@@ -298,3 +299,72 @@ def test_verb_signatures():
         "(n, function, context=0, *, deferred=False, progress=None, keep=None)"
     )
     assert str(inspect.signature(uform.Deferred.wait)) == "(self, /, timeout=None)"
+
+
+# ---- ctypes and cffi objects as native callables -------------------------------------------------
+
+
+def test_native_verbs_take_ctypes_functions_and_objects(executor, native):
+    counter = Counter()
+    executor.for_n_native(100, native.count_task, counter)  # a library's symbol; a Structure as context
+    assert (counter.calls, counter.sum) == (100, sum(range(100)))
+    counter = Counter()
+    executor.for_slices_native(50, native.count_slice, ctypes.pointer(counter))  # a ctypes pointer
+    assert (counter.calls, counter.sum) == (50, sum(range(50)))
+    counter = Counter()
+    executor.for_threads_native(native.count_task, ctypes.c_void_p(ctypes.addressof(counter)))
+    assert counter.calls == executor.threads
+
+
+def test_a_deferred_call_keeps_its_ctypes_callback_alive(executor):
+    task_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
+    seen = []
+    release = threading.Event()
+
+    def task(context, index, thread):
+        release.wait(10)
+        seen.append(index)
+        return 0
+
+    callback = task_type(task)
+    alone = sys.getrefcount(callback)
+    deferred = executor.for_n_native(4, callback, deferred=True)
+    gc.collect()  # ctypes.cast, reading its address, leaves a cycle through it
+    held = sys.getrefcount(callback)
+    del callback  # the call holds it: freeing its trampoline now would crash the workers
+    gc.collect()
+    release.set()
+    deferred.wait()
+    assert sorted(seen) == [0, 1, 2, 3]
+    assert held == alone + 1  # the Deferred holds it
+
+
+def test_native_verbs_refuse_other_objects_clearly(executor, native):
+    with pytest.raises(TypeError, match="a ctypes function or a cffi function pointer, not str"):
+        executor.for_n_native(1, "0x1000")
+    with pytest.raises(TypeError, match="function must be an address"):
+        executor.for_n_native(1, ctypes.c_int(5))
+    with pytest.raises(TypeError, match="context must be an address"):
+        executor.for_n_native(1, native.count_task, object())
+
+
+def test_native_verbs_take_cffi_function_pointers(executor, native):
+    cffi = pytest.importorskip("cffi", reason="cffi is not installed (Debian's python3-cffi)")
+    ffi = cffi.FFI()
+    ffi.cdef("int count_task(void *context, size_t task, size_t thread);")
+    library = ffi.dlopen(native._name)
+    counter = Counter()
+    executor.for_n_native(64, ffi.addressof(library, "count_task"), ffi.cast("void *", ctypes.addressof(counter)))
+    assert (counter.calls, counter.sum) == (64, sum(range(64)))
+
+    seen = []
+
+    @ffi.callback("int(void *, size_t, size_t)")
+    def task(context, index, thread):
+        seen.append(index)
+        return 0
+
+    executor.for_n_native(10, task, dynamic=True)
+    assert sorted(seen) == list(range(10))
+    with pytest.raises(TypeError, match="cffi function pointer, not a cffi"):
+        executor.for_n_native(1, ffi.new("int *"))

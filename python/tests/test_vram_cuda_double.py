@@ -106,6 +106,34 @@ def test_for_devices_gives_every_device_its_own_stream_and_context(cuda_double, 
     assert answer["picked_devices"] == 2 and answer["picked"] == [[0, 2], [1, 0]]
 
 
+def test_for_devices_gives_the_calling_thread_its_context_back(cuda_double, tmp_path):
+    # The device function of a one-device executor runs on the caller's thread with its device's
+    # context current; afterwards, and after the executor closes, the thread has what it had
+    # (none here), read through the double's own cuCtxGetCurrent.
+    answer = run_child(cuda_double, tmp_path, TWO_DEVICES, """
+        driver = ctypes.CDLL(os.environ["UFORM_CUDA_LIBRARY"])
+        def current():
+            context = ctypes.c_void_p(1)
+            assert driver.cuCtxGetCurrent(ctypes.byref(context)) == 0
+            return context.value or 0
+        seen = {}
+        uform.gpu_devices()  # the driver initialised (cuInit) before it is asked anything
+        before = current()
+        with Executor.for_vram([0]) as executor:
+            import threading
+            caller = threading.get_ident()
+            def fn(slot):
+                seen["on_caller"] = threading.get_ident() == caller
+                seen["during"] = current()
+                seen["context"] = slot.native_context
+            executor.for_devices(fn)
+            after = current()
+        report(before=before, after=after, closed=current(), **seen)
+    """)
+    assert answer["on_caller"] and answer["during"] == answer["context"] != 0, answer
+    assert answer["before"] == answer["after"] == answer["closed"] == 0, answer
+
+
 def test_copies_round_trip_20_mib_and_numpy_arrays(cuda_double, tmp_path):
     answer = run_child(cuda_double, tmp_path, TWO_DEVICES, """
         size = 20 << 20

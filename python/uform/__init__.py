@@ -6,12 +6,14 @@ errors) and defines the enums, valued as the C library's, and the capability que
 
 from __future__ import annotations
 
+import os
 from enum import IntEnum
 from typing import Any
 
 from . import lib as _lib
 from .lib import (
     Arena,
+    ArenaView,
     CallbackFailedError,
     ContendedError,
     Deferred,
@@ -28,7 +30,7 @@ from .lib import (
     MismatchError,
     NotFoundError,
     OutOfMemoryError,
-    TimeoutError,
+    TimeoutError as TimeoutError,  # the redundant alias exports it to type checkers (see __all__)
     UFormError,
     UFormInterruptedError,
     UFormIOError,
@@ -46,6 +48,15 @@ if _lib.version() != __version__:
 def capabilities_compiled() -> str:
     """The hardware capabilities this binary was compiled with.
 
+    A space-separated list (e.g. "serial haswell skylake"), the kernels built in.
+
+    Raises:
+        Never raises.
+
+    Example:
+        >>> "serial" in uform.capabilities_compiled()
+        True
+
     Calls uform_capabilities_compiled.
     """
     return _lib.capabilities_compiled()
@@ -53,6 +64,14 @@ def capabilities_compiled() -> str:
 
 def capabilities_available() -> str:
     """The hardware capabilities this machine offers at runtime.
+
+    A space-separated list, as capabilities_compiled(): what this CPU and OS can run.
+
+    Raises:
+        Never raises.
+
+    Example:
+        >>> usable = set(uform.capabilities_compiled().split()) & set(uform.capabilities_available().split())
 
     Calls uform_capabilities_available.
     """
@@ -62,6 +81,16 @@ def capabilities_available() -> str:
 def gpu_devices() -> tuple[GPUDevice, ...]:
     """Every GPU this process can drive, a device's position being its ordinal.
 
+    NVIDIA devices first, then AMD, each in PCI bus order; () on a machine without GPUs or
+    drivers (uform.info() says why). Executor.for_vram(devices=[...]) takes these positions.
+
+    Raises:
+        Never raises for a missing driver: the list is empty then.
+
+    Example:
+        >>> for ordinal, device in enumerate(uform.gpu_devices()):
+        ...     print(ordinal, device.name, device.memory_bytes)
+
     Calls uform_gpu_devices.
     """
     return _lib.gpu_devices()
@@ -69,6 +98,15 @@ def gpu_devices() -> tuple[GPUDevice, ...]:
 
 def cpu_class_derived() -> CPUClass:
     """The highest CPU class this CPU and OS can run.
+
+    What Executor.for_ram(cpu_class=None) dispatches as.
+
+    Raises:
+        Never raises.
+
+    Example:
+        >>> uform.cpu_class_derived() >= uform.CPUClass.SERIAL
+        True
 
     Calls uform_cpu_class_derived.
     """
@@ -78,6 +116,13 @@ def cpu_class_derived() -> CPUClass:
 def default_threads() -> int:
     """The threads Executor.for_ram(0) takes: n - n/8 of the CPUs this process may use.
 
+    Raises:
+        Never raises.
+
+    Example:
+        >>> uform.default_threads() >= 1
+        True
+
     Calls uform_default_threads.
     """
     return _lib.default_threads()
@@ -86,41 +131,144 @@ def default_threads() -> int:
 def info(*, json: bool = False) -> str:
     """What `uform info` prints; one JSON object with json=True.
 
+    Arguments:
+        json: False (the default) answers the text report; True one JSON object.
+
+    Raises:
+        MemoryError: no memory for the report's text; the exception of any status
+        uform_info_write answers.
+
+    Example:
+        >>> import json
+        >>> report = json.loads(uform.info(json=True))
+
     Calls uform_info_write.
     """
     return _lib.info(json=json)
 
 
+def _native_address(thing: object, role: str) -> int:
+    """The address a native verb takes for `thing`, a ctypes or cffi object, or TypeError.
+
+    role "function": a ctypes function object (CFUNCTYPE callback, a library's symbol) or a cffi
+    function pointer. role "context": also a ctypes pointer (its value), any other ctypes object
+    (its address, as ctypes.addressof), or a cffi pointer."""
+    import sys
+
+    ctypes = sys.modules.get("ctypes")
+    if ctypes is not None:
+        # A function object's or a pointer's memory holds the address itself. (ctypes.cast would
+        # leave a reference cycle through `thing` in its _objects, one more on every call.)
+        if isinstance(thing, ctypes._CFuncPtr) or (  # type: ignore[attr-defined]
+            role == "context" and isinstance(thing, (ctypes._Pointer, ctypes.c_void_p))  # type: ignore[attr-defined]
+        ):
+            return ctypes.c_void_p.from_buffer(thing).value or 0  # type: ignore[arg-type]
+        if role == "context" and isinstance(thing, ctypes._SimpleCData.__mro__[1]):  # _CData: any ctypes object
+            return ctypes.addressof(thing)  # type: ignore[arg-type]
+    backend = sys.modules.get("_cffi_backend")
+    if backend is not None and isinstance(thing, backend._CDataBase):
+        ffi = backend.FFI()
+        kind = ffi.typeof(thing).kind
+        if kind == "function" or (role == "context" and kind == "pointer"):
+            return int(ffi.cast("uintptr_t", thing))
+        raise TypeError(f"{role} must be a cffi {'function pointer' if role == 'function' else 'pointer'}, "
+                        f"not a cffi {kind} ({ffi.typeof(thing).cname})")
+    kinds = "a ctypes function or a cffi function pointer" if role == "function" else \
+        "a ctypes object or pointer, or a cffi pointer"
+    raise TypeError(f"{role} must be an address (int), {kinds}, not {type(thing).__name__}")
+
+
+class _Waiter:
+    """The one thread that waits for every awaited deferred call, however many are awaited.
+
+    It sleeps on the oldest pending call in short slices (calls on one executor finish in
+    submission order), then hands each finished call back to its event loop with
+    call_soon_threadsafe, where the outcome is read and raised. The loop never blocks, and the
+    thread is a daemon that leaves when nothing is pending: an interrupted asyncio.run() does
+    not join it, so Ctrl-C ends it at once."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._pending: list[tuple[Deferred, Any, Any]] = []
+        self._running = False
+
+    def add(self, deferred: Deferred, loop: Any, future: Any) -> None:
+        import threading
+
+        with self._lock:
+            self._pending.append((deferred, loop, future))
+            if self._running:
+                return
+            self._running = True
+        threading.Thread(target=self._run, name="uform:await", daemon=True).start()
+
+    def forget_in_child(self) -> None:
+        """After fork(): the thread is not in the child, and neither are the parent's loops."""
+        import threading
+
+        self._lock = threading.Lock()
+        self._pending = []
+        self._running = False
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                if not self._pending:
+                    self._running = False
+                    return
+                oldest = self._pending[0][0]
+            try:
+                oldest.wait(0.02)
+            except BaseException:  # its failure, or the slice running out: read again on the loop
+                pass
+            with self._lock:
+                finished = [entry for entry in self._pending if entry[0].done() or entry[2].done()]
+                self._pending = [entry for entry in self._pending if entry not in finished]
+            for deferred, loop, future in finished:
+                try:
+                    loop.call_soon_threadsafe(_settle, deferred, future)
+                except RuntimeError:  # the loop closed first: nobody awaits any more
+                    pass
+
+
+def _settle(deferred: Deferred, future: Any) -> None:
+    """On the awaiting loop: the finished call's outcome becomes the future's."""
+    if future.done():  # cancelled meanwhile
+        return
+    try:
+        deferred.wait(0)
+    except BaseException as error:  # the call's failure, raised again by await
+        future.set_exception(error)
+    else:
+        future.set_result(None)
+
+
+_waiter = _Waiter()
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_waiter.forget_in_child)
+
+
 def _await_deferred(deferred: Deferred) -> Any:
-    """What `await deferred` iterates: a future of the running loop, settled by a daemon thread that
-    waits for the call. The loop never blocks, and an interrupted asyncio.run() does not join the
-    waiting thread (as it would join the loop's default executor), so Ctrl-C ends it at once."""
+    """What `await deferred` iterates: a future of the running loop, settled once the shared
+    waiting thread (_Waiter) sees the call finish; cancelling it (the awaiting task cancelled)
+    cancels the call."""
     import asyncio
-    import threading
 
     loop = asyncio.get_running_loop()
     future = loop.create_future()
 
-    def settle(error: BaseException | None) -> None:
-        if future.done():  # cancelled meanwhile
-            return
-        if error is None:
-            future.set_result(None)
-        else:
-            future.set_exception(error)
+    def cancel_the_call(settled: Any) -> None:
+        if settled.cancelled():  # the awaiting task was cancelled: so is the call
+            deferred.cancel()
 
-    def wait() -> None:
-        error: BaseException | None = None
-        try:
-            deferred.wait()
-        except BaseException as raised:  # the call's failure, raised again by await
-            error = raised
-        try:
-            loop.call_soon_threadsafe(settle, error)
-        except RuntimeError:  # the loop closed first: nobody awaits any more
-            pass
-
-    threading.Thread(target=wait, name="uform:await", daemon=True).start()
+    future.add_done_callback(cancel_the_call)
+    if deferred.done():
+        _settle(deferred, future)
+    else:
+        _waiter.add(deferred, loop, future)
     return future.__await__()
 
 
@@ -190,6 +338,7 @@ class MultimemTier(IntEnum):
 # module; uform.TimeoutError (a builtin TimeoutError too) is there to be named.
 __all__ = [
     "Arena",
+    "ArenaView",
     "CPUClass",
     "CallbackFailedError",
     "ContendedError",

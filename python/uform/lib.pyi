@@ -1,6 +1,7 @@
 """Stubs of the CPython extension over libuform; import these names from `uform`."""
 
 import builtins
+import ctypes
 import os
 import sys
 from collections.abc import Callable, Generator, Sequence
@@ -17,6 +18,11 @@ _Task: TypeAlias = Callable[[int, int], object]
 _Slice: TypeAlias = Callable[[int, int, int], object]
 _Progress: TypeAlias = Callable[[int, int], object]
 _DeviceFunction: TypeAlias = Callable[[DeviceSlot], object]
+# A C function for the native verbs: its address, a ctypes function object, or a cffi function
+# pointer (cffi ships no stubs, hence Any); its context: an address, a ctypes object (its address)
+# or pointer, or a cffi pointer.
+_NativeFunction: TypeAlias = int | ctypes._CData | Any
+_NativeContext: TypeAlias = int | ctypes._CData | Any
 
 VERSION: Final[str]
 VERSION_NUMBER: Final[int]
@@ -118,6 +124,11 @@ class Deferred:
         """Waits for the call and raises its failure; uform.TimeoutError if still running."""
     def progress(self) -> tuple[int, int]:
         """Tasks finished so far and in total."""
+    def cancel(self) -> None:
+        """Cancels the call: tasks not started never start; wait() then raises UFormInterruptedError.
+
+        Calls uform_deferred_cancel.
+        """
     def __await__(self) -> Generator[Any, None, None]: ...
 
 @final
@@ -229,8 +240,8 @@ class Executor:
     def for_n_native(
         self,
         n: int,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         dynamic: bool = False,
         deferred: Literal[False] = False,
@@ -241,8 +252,8 @@ class Executor:
     def for_n_native(
         self,
         n: int,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         dynamic: bool = False,
         deferred: Literal[True],
@@ -252,8 +263,8 @@ class Executor:
     @overload
     def for_threads_native(
         self,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         deferred: Literal[False] = False,
         progress: _Progress | None = None,
@@ -262,8 +273,8 @@ class Executor:
     @overload
     def for_threads_native(
         self,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         deferred: Literal[True],
         progress: _Progress | None = None,
@@ -273,8 +284,8 @@ class Executor:
     def for_slices_native(
         self,
         n: int,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         deferred: Literal[False] = False,
         progress: _Progress | None = None,
@@ -284,8 +295,8 @@ class Executor:
     def for_slices_native(
         self,
         n: int,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         deferred: Literal[True],
         progress: _Progress | None = None,
@@ -306,8 +317,8 @@ class Executor:
     @overload
     def for_devices_native(
         self,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         deferred: Literal[False] = False,
         progress: _Progress | None = None,
@@ -320,8 +331,8 @@ class Executor:
     @overload
     def for_devices_native(
         self,
-        function: int,
-        context: int = 0,
+        function: _NativeFunction,
+        context: _NativeContext = 0,
         *,
         deferred: Literal[True],
         progress: _Progress | None = None,
@@ -383,6 +394,15 @@ class Executor:
     def staging(self, device: int, nbytes: int) -> memoryview:
         """Pinned host staging for the running device function of `device`, released when it returns.
 
+        A larger request releases the earlier views (BufferError while an array over one lives);
+        an export outliving the function makes copies, larger staging and close() raise
+        BufferError until it is dropped.
+
+        Calls uform_executor_staging.
+        """
+    def staging_tensor(self, device: int, nbytes: int) -> Staging:
+        """As staging(), a Staging: a buffer and a DLPack producer on kDLCUDAHost (kDLROCMHost).
+
         Calls uform_executor_staging.
         """
 
@@ -413,6 +433,34 @@ class Arena:
 
         Calls uform_arena_free.
         """
+    def view(self, address: int | None = None, nbytes: int | None = None) -> ArenaView:
+        """An ArenaView over `nbytes` of a host arena from `address` (None: all of it), zero copy.
+
+        Example: ``numpy.from_dlpack(arena.view(arena.allocate(4096), 4096))``. Raises ValueError
+        for a range outside the arena or a closed arena, BufferError for a device arena.
+        """
+    def device_view(self, device: int, address: int | None = None, nbytes: int | None = None) -> ArenaView:
+        """An ArenaView over the twin on device `device` of a range of a device arena.
+
+        `address` is device 0's, as allocate() answers it. Its DLPack device is (2, CUDA ordinal)
+        or (10, HIP device id). Raises ValueError, BufferError for a host arena,
+        InvalidArgumentError for a device out of range.
+        """
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> object:
+        """A DLPack capsule: a 1-D uint8 tensor over a host arena's whole capacity, zero copy.
+
+        max_version >= (1, 0): a versioned capsule. copy=True: a private copy. A dl_device other
+        than (1, 0), or a stream, raises BufferError; close() raises BufferError while it lives.
+        """
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(1, 0): kDLCPU. BufferError for a device arena."""
     def __enter__(self) -> Self: ...
     def __exit__(
         self,
@@ -421,9 +469,8 @@ class Arena:
         traceback: TracebackType | None,
         /,
     ) -> None: ...
-    if sys.version_info >= (3, 12):
-        def __buffer__(self, flags: int, /) -> memoryview: ...
-        def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
 
     @property
     def used(self) -> int:
@@ -437,6 +484,61 @@ class Arena:
     @property
     def closed(self) -> bool:
         """Whether it was closed."""
+
+@final
+class Staging:
+    """Pinned staging lent to one device function: a buffer and a DLPack producer until it returns."""
+
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> object:
+        """A DLPack capsule on kDLCUDAHost; dl_device=(1, 0) answers it as CPU memory, zero copy."""
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(3, 0) for CUDA pinned memory, (11, 0) for ROCm's."""
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    @property
+    def nbytes(self) -> int:
+        """Bytes it spans."""
+    @property
+    def valid(self) -> bool:
+        """Whether its device function still runs and has not grown its staging."""
+
+@final
+class ArenaView:
+    """A range of an arena as an array: DLPack and, on the host, the buffer protocol."""
+
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> object:
+        """A DLPack capsule of the view; for a device view, stream=s (not -1) first waits for the
+        executor's earlier calls."""
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(1, 0) on the host, (2, ordinal) for CUDA, (10, id) for ROCm."""
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+    def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+    @property
+    def address(self) -> int:
+        """Its first byte's address (on its device, for a device view)."""
+    @property
+    def nbytes(self) -> int:
+        """Bytes it spans."""
+    @property
+    def device(self) -> int | None:
+        """The executor's device it lies on, or None on the host."""
+    @property
+    def arena(self) -> Arena:
+        """The arena it lies in."""
 
 # ---- mesh ---------------------------------------------------------------------------------------
 
@@ -496,6 +598,9 @@ class Mesh:
     @classmethod
     def bootstrap(cls, executor: Executor, options: MeshOptions | None, /) -> Mesh:
         """Joins this process to the run's mesh.
+
+        Every process of the run gets the same answer. Ctrl-C while it waits
+        raises KeyboardInterrupt (the others learn it at once).
 
         Calls uform_mesh_bootstrap.
         """

@@ -1,6 +1,7 @@
 //! Closures handed to C: the contexts they travel in, the trampolines C calls, the panics and
 //! errors caught at the boundary, and the error a finished call answers.
 
+use std::fmt;
 use std::ops::Range;
 use std::os::raw::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -139,6 +140,47 @@ unsafe extern "C" fn slice_trampoline<F: Fn(Range<usize>, usize) + Sync>(
     context.guard(|body| body(first..first.saturating_add(count), thread))
 }
 
+/// A fallible closure's error as its call answers it: CALLBACK_FAILED with the error's `Display`
+/// text, which stops the call.
+fn closure_error<E: fmt::Display>(error: E) -> Error {
+    Error::new(Status::CallbackFailed, error.to_string())
+}
+
+unsafe extern "C" fn try_task_trampoline<F, E>(context: *mut c_void, task: usize, thread: usize) -> ffi::uform_status_t
+where
+    F: Fn(usize, usize) -> std::result::Result<(), E> + Sync,
+    E: fmt::Display,
+{
+    // SAFETY: as in task_trampoline.
+    let context = unsafe { &*context.cast::<Context<F>>() };
+    context.guard_result(|body| body(task, thread).map_err(closure_error))
+}
+
+unsafe extern "C" fn try_thread_trampoline<F, E>(context: *mut c_void, thread: usize, _: usize) -> ffi::uform_status_t
+where
+    F: Fn(usize) -> std::result::Result<(), E> + Sync,
+    E: fmt::Display,
+{
+    // SAFETY: as in task_trampoline.
+    let context = unsafe { &*context.cast::<Context<F>>() };
+    context.guard_result(|body| body(thread).map_err(closure_error))
+}
+
+unsafe extern "C" fn try_slice_trampoline<F, E>(
+    context: *mut c_void,
+    first: usize,
+    count: usize,
+    thread: usize,
+) -> ffi::uform_status_t
+where
+    F: Fn(Range<usize>, usize) -> std::result::Result<(), E> + Sync,
+    E: fmt::Display,
+{
+    // SAFETY: as in task_trampoline.
+    let context = unsafe { &*context.cast::<Context<F>>() };
+    context.guard_result(|body| body(first..first.saturating_add(count), thread).map_err(closure_error))
+}
+
 pub(crate) unsafe extern "C" fn progress_trampoline<R, P>(context: *mut c_void, done: usize, total: usize)
 where
     R: std::ops::Deref<Target = P>,
@@ -193,6 +235,62 @@ pub(crate) unsafe fn submit_for_slices<F: Fn(Range<usize>, usize) + Sync>(
 ) -> ffi::uform_status_t {
     // SAFETY: as in submit_for_n.
     unsafe { ffi::uform_executor_for_slices(executor, call, n, Some(slice_trampoline::<F>), context) }
+}
+
+pub(crate) unsafe fn submit_try_for_n<F, E>(
+    executor: *mut ffi::uform_executor_t,
+    call: *const ffi::uform_call_t,
+    n: usize,
+    context: *mut c_void,
+) -> ffi::uform_status_t
+where
+    F: Fn(usize, usize) -> std::result::Result<(), E> + Sync,
+    E: fmt::Display,
+{
+    // SAFETY: as in submit_for_n.
+    unsafe { ffi::uform_executor_for_n(executor, call, n, Some(try_task_trampoline::<F, E>), context) }
+}
+
+pub(crate) unsafe fn submit_try_for_n_dynamic<F, E>(
+    executor: *mut ffi::uform_executor_t,
+    call: *const ffi::uform_call_t,
+    n: usize,
+    context: *mut c_void,
+) -> ffi::uform_status_t
+where
+    F: Fn(usize, usize) -> std::result::Result<(), E> + Sync,
+    E: fmt::Display,
+{
+    // SAFETY: as in submit_for_n.
+    unsafe { ffi::uform_executor_for_n_dynamic(executor, call, n, Some(try_task_trampoline::<F, E>), context) }
+}
+
+pub(crate) unsafe fn submit_try_for_threads<F, E>(
+    executor: *mut ffi::uform_executor_t,
+    call: *const ffi::uform_call_t,
+    _: usize,
+    context: *mut c_void,
+) -> ffi::uform_status_t
+where
+    F: Fn(usize) -> std::result::Result<(), E> + Sync,
+    E: fmt::Display,
+{
+    // SAFETY: as in submit_for_n.
+    unsafe { ffi::uform_executor_for_threads(executor, call, Some(try_thread_trampoline::<F, E>), context) }
+}
+
+pub(crate) unsafe fn submit_try_for_slices<F, E>(
+    executor: *mut ffi::uform_executor_t,
+    call: *const ffi::uform_call_t,
+    n: usize,
+    context: *mut c_void,
+) -> ffi::uform_status_t
+where
+    F: Fn(Range<usize>, usize) -> std::result::Result<(), E> + Sync,
+    E: fmt::Display,
+{
+    // SAFETY: as in submit_for_n.
+    unsafe { ffi::uform_executor_for_slices(executor, call, n, Some(try_slice_trampoline::<F, E>), context) }
 }
 
 /// The error a finished call answers, preferring a closure's own failure (its panic, or the

@@ -5,7 +5,7 @@ use std::ptr::{self, NonNull};
 use std::time::Duration;
 
 use crate::callback::{outcome, Captured};
-use crate::{check, ffi, Result, Status};
+use crate::{check, ffi, CancelFlag, Result, Status};
 
 /// A deferred call in flight or finished, returned by an [`On`](crate::On) made
 /// [`deferred`](crate::On::deferred).
@@ -22,6 +22,8 @@ pub struct Deferred {
     pub(crate) raw: Option<NonNull<ffi::uform_deferred_t>>,
     pub(crate) task: NonNull<dyn Captured>,
     pub(crate) progress: Option<NonNull<dyn Captured>>,
+    /// The On's cancel flag, kept until the call has finished since C reads it until then.
+    pub(crate) cancel: Option<CancelFlag>,
 }
 
 // SAFETY: the C interface lets a handle be polled, waited on and freed from any thread, and the
@@ -63,6 +65,33 @@ impl Deferred {
         outcome(raw, task, progress.flatten())
     }
 
+    /// Cancels the call: tasks not yet started never start, running ones finish, and
+    /// [`Deferred::wait`] then answers [`Status::Interrupted`]. A call still queued behind
+    /// others ends at once, with no task run. Never blocks; a call that already finished keeps
+    /// its outcome, and cancelling twice does nothing more.
+    ///
+    /// ```
+    /// use uform::{Executor, On, Status};
+    ///
+    /// let executor = Executor::for_ram(&[], None, 2, 0)?;
+    /// let mut call = On::new(&executor).deferred().for_n_dynamic(1_000_000, |_, _| {
+    ///     std::thread::sleep(std::time::Duration::from_micros(10))
+    /// })?;
+    /// call.cancel()?;
+    /// assert_eq!(call.wait(None).unwrap_err().status(), Status::Interrupted);
+    /// assert!(call.progress().0 < 1_000_000);
+    /// # Ok::<(), uform::Error>(())
+    /// ```
+    ///
+    /// Calls `uform_deferred_cancel`.
+    ///
+    /// # Errors
+    /// [`Status::Forked`] in a child process, for a call of the parent's.
+    pub fn cancel(&self) -> Result<()> {
+        // SAFETY: `raw` is a live handle this value owns; cancelling never blocks.
+        check(unsafe { ffi::uform_deferred_cancel(self.raw()) })
+    }
+
     /// Tasks finished so far, and in total.
     ///
     /// Calls `uform_deferred_progress`.
@@ -76,7 +105,7 @@ impl Deferred {
 
 impl Drop for Deferred {
     fn drop(&mut self) {
-        let owned = Owned { raw: self.raw, task: self.task, progress: self.progress };
+        let owned = Owned { raw: self.raw, task: self.task, progress: self.progress, cancel: self.cancel.take() };
         if let Some(raw) = self.raw {
             // SAFETY: a live handle this value owns. A zero wait never blocks; it answers
             // INVALID_ARGUMENT exactly when the call has yet to finish and this thread runs a
@@ -98,6 +127,7 @@ struct Owned {
     raw: Option<NonNull<ffi::uform_deferred_t>>,
     task: NonNull<dyn Captured>,
     progress: Option<NonNull<dyn Captured>>,
+    cancel: Option<CancelFlag>,
 }
 
 // SAFETY: as Deferred's Send: the handle may be freed from any thread, the closures are Send.
@@ -119,6 +149,7 @@ impl Owned {
                 drop(Box::from_raw(progress.as_ptr()));
             }
         }
+        drop(self.cancel); // C reads the flag no more
     }
 }
 

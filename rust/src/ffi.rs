@@ -96,6 +96,7 @@ pub struct uform_mesh_options_t {
     pub directory: *const c_char,
     pub job: *const c_char,
     pub timeout_seconds: c_double,
+    pub cancel: *const c_int,
 }
 
 /// `uform_mesh_description_t`.
@@ -145,7 +146,7 @@ pub struct uform_call_t {
     pub deferred: *mut *mut uform_deferred_t,
     pub progress: uform_progress_t,
     pub progress_context: *mut c_void,
-    /// Non-null: the call is cancelled once `*cancel` becomes nonzero (`executor.h`).
+    /// `const volatile int *cancel`: non-NULL, the call is cancelled once it reads nonzero.
     pub cancel: *const c_int,
 }
 
@@ -245,6 +246,7 @@ extern "C" {
     ) -> uform_status_t;
 
     pub fn uform_deferred_poll(deferred: *const uform_deferred_t) -> uform_status_t;
+    pub fn uform_deferred_cancel(deferred: *mut uform_deferred_t) -> uform_status_t;
     pub fn uform_deferred_wait(deferred: *mut uform_deferred_t, timeout_seconds: c_double) -> uform_status_t;
     pub fn uform_deferred_progress(
         deferred: *const uform_deferred_t,
@@ -334,7 +336,7 @@ extern "C" {
 const _: () = {
     assert!(std::mem::size_of::<uform_gpu_device_t>() == 280);
     assert!(std::mem::align_of::<uform_gpu_device_t>() == 8);
-    assert!(std::mem::size_of::<uform_mesh_options_t>() == 56);
+    assert!(std::mem::size_of::<uform_mesh_options_t>() == 64);
     assert!(std::mem::size_of::<uform_mesh_description_t>() == 48);
     assert!(std::mem::size_of::<uform_call_t>() == 40);
     assert!(std::mem::size_of::<uform_device_slot_t>() == 48);
@@ -433,6 +435,7 @@ mod layout {
             directory,
             job,
             timeout_seconds,
+            cancel,
         });
         check_struct!(uform_mesh_description_t {
             gpus_per_host_domain,

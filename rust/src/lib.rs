@@ -57,6 +57,7 @@ use std::sync::OnceLock;
 mod c_enum;
 mod arena;
 mod callback;
+mod cancel;
 mod deferred;
 mod device;
 mod executor;
@@ -68,6 +69,7 @@ mod vocabulary;
 mod vram;
 
 pub use arena::Arena;
+pub use cancel::CancelFlag;
 pub use deferred::Deferred;
 pub use device::GPUDevice;
 pub use executor::Executor;

@@ -8,10 +8,11 @@ use std::ptr::{self, NonNull};
 use std::sync::Arc;
 
 use crate::callback::{
-    outcome, progress_trampoline, submit_for_n, submit_for_n_dynamic, submit_for_slices, submit_for_threads, Captured,
-    Context, Submit,
+    outcome, progress_trampoline, submit_for_n, submit_for_n_dynamic, submit_for_slices, submit_for_threads,
+    submit_try_for_n, submit_try_for_n_dynamic, submit_try_for_slices, submit_try_for_threads, Captured, Context,
+    Submit,
 };
-use crate::{check, ffi, linked_library, Deferred, Error, Executor, Result, Status};
+use crate::{check, ffi, linked_library, CancelFlag, Deferred, Error, Executor, Result, Status};
 
 /// Marks an [`On`] whose calls are synchronous: each returns once every task has run.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, Default)]
@@ -67,13 +68,14 @@ pub struct Later;
 pub struct On<'e, M = Now, P = fn(usize, usize)> {
     executor: &'e Executor,
     progress: Option<Arc<P>>,
+    cancel: Option<CancelFlag>,
     _mode: PhantomData<M>,
 }
 
 impl<'e> On<'e> {
     /// Synchronous calls on `executor`, without progress.
     pub fn new(executor: &'e Executor) -> Self {
-        Self { executor, progress: None, _mode: PhantomData }
+        Self { executor, progress: None, cancel: None, _mode: PhantomData }
     }
 }
 
@@ -82,7 +84,7 @@ impl<'e, P> On<'e, Now, P> {
     /// the progress callback) must be `'static`, since a handle may be leaked while the call
     /// still runs.
     pub fn deferred(self) -> On<'e, Later, P> {
-        On { executor: self.executor, progress: self.progress, _mode: PhantomData }
+        On { executor: self.executor, progress: self.progress, cancel: self.cancel, _mode: PhantomData }
     }
 }
 
@@ -94,7 +96,15 @@ impl<'e, M, P> On<'e, M, P> {
     where
         Q: Fn(usize, usize) + Sync,
     {
-        On { executor: self.executor, progress: Some(Arc::new(progress)), _mode: PhantomData }
+        On { executor: self.executor, progress: Some(Arc::new(progress)), cancel: self.cancel, _mode: PhantomData }
+    }
+
+    /// Makes the calls cancellable through `flag` (see [`CancelFlag`]): once it is raised,
+    /// from any thread, they start no further task and answer [`Status::Interrupted`]. A
+    /// deferred call keeps the flag until it has finished; [`Deferred::cancel`] cancels one
+    /// without a flag.
+    pub fn cancel_flag(self, flag: &CancelFlag) -> Self {
+        On { executor: self.executor, progress: self.progress, cancel: Some(flag.clone()), _mode: PhantomData }
     }
 
     /// The executor the calls run on.
@@ -109,6 +119,7 @@ impl<M, P> fmt::Debug for On<'_, M, P> {
             .field("executor", self.executor)
             .field("deferred", &(std::any::type_name::<M>() == std::any::type_name::<Later>()))
             .field("progress", &self.progress.is_some())
+            .field("cancel", &self.cancel)
             .finish()
     }
 }
@@ -137,6 +148,8 @@ impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
             call.progress = Some(progress_trampoline::<&P, P>);
             call.progress_context = ptr::from_ref(progress).cast_mut().cast();
         }
+        // The flag is this On's, alive past the synchronous call.
+        call.cancel = self.cancel.as_ref().map_or(ptr::null(), CancelFlag::as_ptr);
         // Both contexts live on this frame until the synchronous call has returned, after
         // which C calls neither again; the caller vouches for the trampolines.
         let raw = submit(self.executor.as_raw(), &call, ptr::from_ref(&task).cast_mut().cast());
@@ -200,6 +213,76 @@ impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
     {
         self.run(n, slice, submit_for_slices::<F>)
     }
+
+    /// As [`On::for_n`], with a task that can fail: the first `Err` stops the call (tasks not
+    /// yet started are skipped) and comes back as [`Status::CallbackFailed`] whose message is
+    /// the error's `Display` text.
+    ///
+    /// ```
+    /// use uform::{Executor, On, Status};
+    ///
+    /// let executor = Executor::for_ram(&[], None, 2, 0)?;
+    /// let outcome = On::new(&executor).try_for_n(100, |task, _thread| {
+    ///     if task == 42 { Err(format!("task {task} found a bad record")) } else { Ok(()) }
+    /// });
+    /// let error = outcome.unwrap_err();
+    /// assert_eq!((error.status(), error.message()), (Status::CallbackFailed, "task 42 found a bad record"));
+    /// # Ok::<(), uform::Error>(())
+    /// ```
+    ///
+    /// Calls `uform_executor_for_n`.
+    ///
+    /// # Errors
+    /// As [`On::for_n`], and the task's first error.
+    pub fn try_for_n<F, E>(&self, n: usize, task: F) -> Result<()>
+    where
+        F: Fn(usize, usize) -> std::result::Result<(), E> + Sync,
+        E: fmt::Display,
+    {
+        self.run(n, task, submit_try_for_n::<F, E>)
+    }
+
+    /// As [`On::for_n_dynamic`], with a task that can fail, as [`On::try_for_n`].
+    ///
+    /// Calls `uform_executor_for_n_dynamic`.
+    ///
+    /// # Errors
+    /// As [`On::try_for_n`].
+    pub fn try_for_n_dynamic<F, E>(&self, n: usize, task: F) -> Result<()>
+    where
+        F: Fn(usize, usize) -> std::result::Result<(), E> + Sync,
+        E: fmt::Display,
+    {
+        self.run(n, task, submit_try_for_n_dynamic::<F, E>)
+    }
+
+    /// As [`On::for_threads`], with a task that can fail, as [`On::try_for_n`].
+    ///
+    /// Calls `uform_executor_for_threads`.
+    ///
+    /// # Errors
+    /// As [`On::try_for_n`].
+    pub fn try_for_threads<F, E>(&self, task: F) -> Result<()>
+    where
+        F: Fn(usize) -> std::result::Result<(), E> + Sync,
+        E: fmt::Display,
+    {
+        self.run(0, task, submit_try_for_threads::<F, E>)
+    }
+
+    /// As [`On::for_slices`], with a slice function that can fail, as [`On::try_for_n`].
+    ///
+    /// Calls `uform_executor_for_slices`.
+    ///
+    /// # Errors
+    /// As [`On::try_for_n`].
+    pub fn try_for_slices<F, E>(&self, n: usize, slice: F) -> Result<()>
+    where
+        F: Fn(Range<usize>, usize) -> std::result::Result<(), E> + Sync,
+        E: fmt::Display,
+    {
+        self.run(n, slice, submit_try_for_slices::<F, E>)
+    }
 }
 
 impl<P: Fn(usize, usize) + Send + Sync + 'static> On<'_, Later, P> {
@@ -233,7 +316,10 @@ impl<P: Fn(usize, usize) + Send + Sync + 'static> On<'_, Later, P> {
         });
         let mut handle: *mut ffi::uform_deferred_t = ptr::null_mut();
         call.deferred = &mut handle;
-        let mut deferred = Deferred { raw: None, task: task as NonNull<dyn Captured>, progress };
+        // The handle keeps a clone of the flag until the call has finished.
+        call.cancel = self.cancel.as_ref().map_or(ptr::null(), CancelFlag::as_ptr);
+        let mut deferred =
+            Deferred { raw: None, task: task as NonNull<dyn Captured>, progress, cancel: self.cancel.clone() };
         // The contexts are heap-allocated and owned by `deferred`, which frees them only after
         // uform_deferred_free has waited for the call; the caller vouches for the trampolines.
         let raw = submit(self.executor.as_raw(), &call, task.as_ptr().cast());
@@ -297,5 +383,62 @@ impl<P: Fn(usize, usize) + Send + Sync + 'static> On<'_, Later, P> {
         F: Fn(Range<usize>, usize) + Send + Sync + 'static,
     {
         self.run(n, slice, submit_for_slices::<F>)
+    }
+
+    /// Queues [`On::try_for_n`]'s call and returns its handle at once; the task's first error
+    /// comes from [`Deferred::wait`].
+    ///
+    /// Calls `uform_executor_for_n` with a deferred `uform_call_t`.
+    ///
+    /// # Errors
+    /// As the deferred [`On::for_n`].
+    pub fn try_for_n<F, E>(&self, n: usize, task: F) -> Result<Deferred>
+    where
+        F: Fn(usize, usize) -> std::result::Result<(), E> + Send + Sync + 'static,
+        E: fmt::Display,
+    {
+        self.run(n, task, submit_try_for_n::<F, E>)
+    }
+
+    /// Queues [`On::try_for_n_dynamic`]'s call and returns its handle at once.
+    ///
+    /// Calls `uform_executor_for_n_dynamic` with a deferred `uform_call_t`.
+    ///
+    /// # Errors
+    /// As the deferred [`On::for_n`].
+    pub fn try_for_n_dynamic<F, E>(&self, n: usize, task: F) -> Result<Deferred>
+    where
+        F: Fn(usize, usize) -> std::result::Result<(), E> + Send + Sync + 'static,
+        E: fmt::Display,
+    {
+        self.run(n, task, submit_try_for_n_dynamic::<F, E>)
+    }
+
+    /// Queues [`On::try_for_threads`]'s call and returns its handle at once.
+    ///
+    /// Calls `uform_executor_for_threads` with a deferred `uform_call_t`.
+    ///
+    /// # Errors
+    /// As the deferred [`On::for_n`].
+    pub fn try_for_threads<F, E>(&self, task: F) -> Result<Deferred>
+    where
+        F: Fn(usize) -> std::result::Result<(), E> + Send + Sync + 'static,
+        E: fmt::Display,
+    {
+        self.run(0, task, submit_try_for_threads::<F, E>)
+    }
+
+    /// Queues [`On::try_for_slices`]'s call and returns its handle at once.
+    ///
+    /// Calls `uform_executor_for_slices` with a deferred `uform_call_t`.
+    ///
+    /// # Errors
+    /// As the deferred [`On::for_n`].
+    pub fn try_for_slices<F, E>(&self, n: usize, slice: F) -> Result<Deferred>
+    where
+        F: Fn(Range<usize>, usize) -> std::result::Result<(), E> + Send + Sync + 'static,
+        E: fmt::Display,
+    {
+        self.run(n, slice, submit_try_for_slices::<F, E>)
     }
 }

@@ -190,6 +190,7 @@ impl Mesh {
             directory: directory.as_ref().map_or(ptr::null(), |text| text.as_ptr()),
             job: job.as_ref().map_or(ptr::null(), |text| text.as_ptr()),
             timeout_seconds: options.timeout_seconds,
+            cancel: std::ptr::null(),
         };
         let mut raw = ptr::null_mut();
         // SAFETY: the options and the strings they borrow live across the call; the executor

@@ -161,7 +161,7 @@ impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
     /// Runs `function(slot)` once for every device of a VRAM executor, in parallel on the host
     /// threads (devices split over them as [`On::for_n`] splits tasks;
     /// [`slot.thread()`](DeviceSlot::thread) says which), with that device's context current on
-    /// the thread running it (and left current there afterwards, as CUDA runtimes do). The
+    /// the thread running it while it runs (the thread gets back the context it had afterwards). The
     /// function may enqueue any work on [`slot.stream()`](DeviceSlot::stream) (its own kernels,
     /// cuBLAS, a framework's external-stream wrapper); the call returns only once every function
     /// returned and every device's stream has drained what was enqueued, whatever the functions

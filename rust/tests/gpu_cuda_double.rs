@@ -56,6 +56,18 @@ fn gpu_devices_cuda_double_stub_library_is_empty() {
 }
 
 #[test]
+fn gpu_devices_real_toolkit_stub_is_empty() {
+    // The toolkit's own stub libcuda.so (every entry, cuGetProcAddress_v2 included, answers
+    // CUDA_ERROR_STUB_LIBRARY): no device and no error. Skipped where the toolkit is absent.
+    let stub = Path::new("/usr/local/cuda/lib64/stubs/libcuda.so");
+    if !stub.exists() {
+        eprintln!("skipped: no CUDA toolkit stub libcuda.so here");
+        return;
+    }
+    run_child("empty", stub, None, &[("UFORM_HIP_LIBRARY", "/nonexistent/libamdhip64.so")]);
+}
+
+#[test]
 fn gpu_devices_cuda_double_driver_fault_is_device_fault() {
     let config = "device name=unreachable\nfault init=CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
     run_child("driver_fault", cuda_double(), Some(config), &[]);

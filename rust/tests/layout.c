@@ -29,6 +29,7 @@ int main(void) {
     FIELD(uform_mesh_options_t, directory);
     FIELD(uform_mesh_options_t, job);
     FIELD(uform_mesh_options_t, timeout_seconds);
+    FIELD(uform_mesh_options_t, cancel);
 
     STRUCT(uform_mesh_description_t);
     FIELD(uform_mesh_description_t, gpus_per_host_domain);

@@ -8,6 +8,14 @@
 
 #include "core/error.h"
 
+/* The count is the list's length; with every number below it and no two alike (the switches
+ * below refuse a repeated case), the numbers are exactly 0 .. count - 1. */
+enum { STATUS_COUNT = UFORM_STATUS_COUNT_ }; /* a constant: the list cannot expand inside itself */
+#define UFORM_STATUS_BELOW_COUNT_(name, number, message)                                          \
+    _Static_assert(number >= 0 && number < STATUS_COUNT, "status " #name " is past UFORM_STATUS_COUNT_");
+UFORM_STATUS_MAP(UFORM_STATUS_BELOW_COUNT_)
+#undef UFORM_STATUS_BELOW_COUNT_
+
 const char *uform_status_message(uform_status_t status) {
     switch (status) {
 #define UFORM_STATUS_CASE_(name, number, message)                                                  \

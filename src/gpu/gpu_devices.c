@@ -1,6 +1,6 @@
 /* GPU discovery: NVIDIA devices from the run-time-loaded CUDA driver (src/gpu/cuda/cuda_loader.c),
  * then AMD devices from the run-time-loaded HIP runtime (src/gpu/hip/hip_loader.c), each vendor in
- * PCI bus order. The nearest NUMA node is read through the hardware seam at every listing, so
+ * PCI bus order; a vendor that fails lists nothing and is reported (uform__gpu_discovery). The nearest NUMA node is read through the hardware seam at every listing, so
  * fixtures (and a moved seam) are honoured. */
 #include <pthread.h>
 #include <stdio.h>
@@ -9,21 +9,11 @@
 
 #include "core/error.h"
 #include "gpu/cuda/cuda_loader.h"
+#include "gpu/gpu_classes.h"
 #include "gpu/gpu_devices.h"
 #include "gpu/hip/hip_loader.h"
 #include "hardware/seam.h"
 #include "uform.h"
-
-uform_gpu_class_t uform__gpu_class_of_compute_capability(int major, int minor) {
-    if (major < 8) return UFORM_GPU_CLASS_NONE;
-    if (major == 8 && minor == 9) return UFORM_GPU_CLASS_NVIDIA_ADA;
-    if (major == 9) return UFORM_GPU_CLASS_NVIDIA_HOPPER;
-    if (major == 10 && (minor == 0 || minor == 3)) return UFORM_GPU_CLASS_NVIDIA_BLACKWELL;
-    if (major == 10 && minor == 7) return UFORM_GPU_CLASS_NVIDIA_RUBIN;
-    if (major == 12) return UFORM_GPU_CLASS_NVIDIA_BLACKWELLRTX;
-    /* The floor whose code runs on every newer GPU. */
-    return UFORM_GPU_CLASS_NVIDIA_AMPERE;
-}
 
 /* sysfs's numa_node: the node id, or -1 when the platform does not say. */
 static int32_t nearest_node(const char *pci_address) {
@@ -68,22 +58,33 @@ static void describe_hip(const uform__hip_device_t *device, uint32_t vendor_ordi
     out->compute_minor = device->minor;
 }
 
-/* Both listings share this: validation, then the vendors in order. */
-static uform_status_t list(const char *verb, uform__gpu_detail_t *details, uform_gpu_device_t *devices,
+/* Both listings share this: validation, then the vendors in order. A vendor whose runtime fails
+ * lists nothing and does not hide the other's devices; only when no vendor lists a device is the
+ * first failure the answer (uform__gpu_discovery says what failed either way). */
+static uform_status_t list(const char *caller, uform__gpu_detail_t *details, uform_gpu_device_t *devices,
                            size_t capacity, size_t *count) {
-    if (!count) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: count is NULL", verb);
+    if (!count) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: count is NULL", caller);
     if (!details && !devices && capacity)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: devices is NULL with capacity %zu", verb, capacity);
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: devices is NULL with capacity %zu", caller, capacity);
     *count = 0;
+    char first_failure[512] = "";
+    uform_status_t failure = UFORM_STATUS_OK;
     const uform__cuda_t *cuda = NULL;
     uform_status_t status = uform__cuda_get(&cuda);
-    if (status != UFORM_STATUS_OK) return status;
+    if (status != UFORM_STATUS_OK) {
+        failure = status;
+        snprintf(first_failure, sizeof first_failure, "%s", uform_last_error());
+    }
     const uform__hip_t *hip = NULL;
     status = uform__hip_get(&hip);
-    if (status != UFORM_STATUS_OK) return status;
+    if (status != UFORM_STATUS_OK && failure == UFORM_STATUS_OK) {
+        failure = status;
+        snprintf(first_failure, sizeof first_failure, "%s", uform_last_error());
+    }
     size_t nvidia = cuda ? cuda->device_count : 0;
     size_t amd = hip ? hip->device_count : 0;
     size_t total = nvidia + amd;
+    if (!total && failure != UFORM_STATUS_OK) return uform__fail(failure, "%s", first_failure);
     for (size_t i = 0; i < total && i < capacity; i++) {
         uform__gpu_detail_t detail;
         if (i < nvidia) describe_cuda(&cuda->devices[i], (uint32_t)i, &detail);
@@ -115,4 +116,34 @@ static void join_notes(void) {
 const char *uform__gpu_note(void) {
     pthread_once(&note_once, join_notes);
     return note;
+}
+
+/* One vendor's entry from its load. */
+static void discovery_of(const uform__library_t *library, uint32_t vendor, const char *runtime, size_t devices,
+                         uform__gpu_discovery_t *entry) {
+    entry->vendor = vendor;
+    entry->runtime = runtime;
+    entry->status = library->status;
+    entry->device_count = library->status == UFORM_STATUS_OK ? devices : 0;
+    entry->library_found = library->handle != NULL;
+    entry->message = library->status != UFORM_STATUS_OK ? library->message : library->note;
+}
+
+size_t uform__gpu_discovery(uform__gpu_discovery_t *entries, size_t capacity) {
+    char saved[512];
+    snprintf(saved, sizeof saved, "%s", uform_last_error());
+    const uform__cuda_t *cuda = NULL;
+    const uform__hip_t *hip = NULL;
+    (void)uform__cuda_get(&cuda);
+    (void)uform__hip_get(&hip);
+    uform__gpu_discovery_t found[2];
+    discovery_of(uform__cuda_library(), UFORM_GPU_VENDOR_NVIDIA, "CUDA", cuda ? cuda->device_count : 0, &found[0]);
+    discovery_of(uform__hip_library(), UFORM_GPU_VENDOR_AMD, "HIP", hip ? hip->device_count : 0, &found[1]);
+    for (size_t i = 0; i < 2 && i < capacity; i++) entries[i] = found[i];
+    (void)uform__fail(UFORM_STATUS_OK, "%s", saved);
+    return 2;
+}
+
+bool uform__gpu_discovery_worth_saying(const uform__gpu_discovery_t *entry) {
+    return entry->status != UFORM_STATUS_OK || (entry->library_found && entry->device_count == 0 && *entry->message);
 }

@@ -68,8 +68,12 @@ typedef struct devices_call_t {
 static uform_status_t run_device(void *context, size_t task, size_t thread) {
     devices_call_t *call = context;
     uform__gpu_device_t *device = &uform__vram_of(call->executor)->devices[task];
-    uform_status_t status = device->backend->make_current(device);
+    /* The device is current for the function only: the thread (the caller's, for thread 0) gets
+     * back what it had once the function returned and the stream drained. */
+    uform__gpu_scope_t scope;
+    uform_status_t status = device->backend->enter(device, &scope);
     bool driver_failed = status != UFORM_STATUS_OK; /* then uform_last_error() has the driver's words */
+    bool entered = status == UFORM_STATUS_OK;
     if (status == UFORM_STATUS_OK) {
         uform_device_slot_t slot = {
             .device = device->index,
@@ -91,6 +95,7 @@ static uform_status_t run_device(void *context, size_t task, size_t thread) {
     }
     /* Whatever the function returned, the call ends only once its stream has drained. */
     uform_status_t drained = device->backend->stream_wait(device);
+    if (entered) device->backend->leave(device, &scope);
     uform__vram_note_fault(call->executor, device);
     if (drained != UFORM_STATUS_OK && (status == UFORM_STATUS_OK || atomic_load(&device->faulted))) {
         status = drained;

@@ -1,4 +1,4 @@
-/* CPU class derivation (SPEC 4): which feature bundles this CPU and its OS offer. The CPU is
+/* CPU class derivation: which feature bundles this CPU and its OS offer. The CPU is
  * read once through the seam into a feature set; each class is a set of required features,
  * cumulative along its family, so "can run" is a subset test and the missing features fall
  * out as the set difference. This file is compiled without any ISA target: it must run on
@@ -9,10 +9,10 @@
 #include <strings.h>
 
 #include "core/error.h"
-#include "hardware/caches.h"
 #include "hardware/cpu_class.h"
 #include "hardware/seam.h"
 #include "hardware/topology.h"
+#include "hardware/vocabulary.h"
 #include "platform/platform.h"
 
 /* One bit per feature; names are the ones Linux's /proc/cpuinfo and compilers use. */
@@ -56,39 +56,29 @@ static const char *const feature_names[] = {
 
 typedef struct class_info_t {
     const char *name;       /* snake-case; parsing also takes the UPPER member name, same letters */
-    uform__isa_t isa;       /* UFORM_ISA_OTHER: any ISA (serial) or none (WASM, monoversioned) */
+    uform__isa_t isa;
     uint64_t requires;
 } class_info_t;
 
-static const class_info_t classes[UFORM_CPU_CLASS_COUNT_] = {
-    [UFORM_CPU_CLASS_SERIAL] = {"serial", UFORM_ISA_OTHER, 0},
-    [UFORM_CPU_CLASS_INTEL_HASWELL] = {"intel_haswell", UFORM_ISA_X86_64, HASWELL},
-    /* Sierra's "without AVX-512" describes the chips, not its kernels: an AVX-512 CPU with
-     * AVX-VNNI runs them too, and derivation prefers the higher classes anyway. */
-    [UFORM_CPU_CLASS_INTEL_SIERRA] = {"intel_sierra", UFORM_ISA_X86_64, HASWELL | BIT(AVX_VNNI)},
-    [UFORM_CPU_CLASS_INTEL_SKYLAKE] = {"intel_skylake", UFORM_ISA_X86_64, SKYLAKE},
-    [UFORM_CPU_CLASS_INTEL_ICELAKE] = {"intel_icelake", UFORM_ISA_X86_64, ICELAKE},
-    [UFORM_CPU_CLASS_AMD_GENOA] = {"amd_genoa", UFORM_ISA_X86_64, GENOA},
-    [UFORM_CPU_CLASS_INTEL_SAPPHIRE] = {"intel_sapphire", UFORM_ISA_X86_64, SAPPHIRE},
-    [UFORM_CPU_CLASS_INTEL_GRANITE] = {"intel_granite", UFORM_ISA_X86_64, GRANITE},
-    [UFORM_CPU_CLASS_INTEL_DIAMOND] = {"intel_diamond", UFORM_ISA_X86_64, GRANITE | BIT(AVX10_2)},
-    [UFORM_CPU_CLASS_AWS_G2] = {"aws_g2", UFORM_ISA_ARM64, BIT(NEON)},
-    [UFORM_CPU_CLASS_APPLE_M2] = {"apple_m2", UFORM_ISA_ARM64, M2},
-    [UFORM_CPU_CLASS_APPLE_M4] = {"apple_m4", UFORM_ISA_ARM64, M2 | BIT(SME)},
-    [UFORM_CPU_CLASS_AWS_G5] = {"aws_g5", UFORM_ISA_ARM64, G5},
-    [UFORM_CPU_CLASS_NVIDIA_VERA] = {"nvidia_vera", UFORM_ISA_ARM64, G5 | BIT(FP8DOT)},
-    [UFORM_CPU_CLASS_ALIBABA_C930] = {"alibaba_c930", UFORM_ISA_RISCV64, BIT(RVV)},
-    [UFORM_CPU_CLASS_WASM32_V128] = {"wasm32_v128", UFORM_ISA_OTHER, 0},
-    [UFORM_CPU_CLASS_WASM64_EXTENDED] = {"wasm64_extended", UFORM_ISA_OTHER, 0},
-    [UFORM_CPU_CLASS_MONOVERSIONED] = {"monoversioned", UFORM_ISA_OTHER, 0},
+static const class_info_t classes[UFORM__CPU_CLASS_COUNT] = {
+#define CLASS_INFO_(member, number, name, isa, requires) [number] = {#name, isa, requires},
+    UFORM__CPU_CLASSES(CLASS_INFO_)
+#undef CLASS_INFO_
 };
+
+/* The public enum spells the classes out for its readers; it must equal the list. */
+#define CLASS_MATCHES_(member, number, name, isa, requires)                                        \
+    _Static_assert(UFORM_CPU_CLASS_##member == number, "uform_cpu_class_t and UFORM__CPU_CLASSES differ at " #member);
+UFORM__CPU_CLASSES(CLASS_MATCHES_)
+#undef CLASS_MATCHES_
+_Static_assert(UFORM_CPU_CLASS_MONOVERSIONED + 1 == UFORM__CPU_CLASS_COUNT, "the CPU class list ends at monoversioned");
 
 static bool is_wasm_or_mono(uform_cpu_class_t c) {
     return c == UFORM_CPU_CLASS_WASM32_V128 || c == UFORM_CPU_CLASS_WASM64_EXTENDED ||
            c == UFORM_CPU_CLASS_MONOVERSIONED;
 }
 
-static bool is_class(int c) { return c > 0 && c < UFORM_CPU_CLASS_COUNT_; }
+static bool is_class(int c) { return c > 0 && c < UFORM__CPU_CLASS_COUNT; }
 
 bool uform__cpu_class_within(uform_cpu_class_t inner, uform_cpu_class_t outer) {
     if (inner == UFORM_CPU_CLASS_SERIAL) return is_class((int)outer);
@@ -177,30 +167,27 @@ static uint64_t arm_features(void) {
     return f;
 }
 
-/* 0: not read yet. Features are read once per seam target; the bit 63 marks "read". */
-static _Atomic uint64_t cached_features;
+/* Read once per seam generation. Each value is stored before its generation (+1, so 0 is
+ * "never read"), with release: a reader that sees the generation sees the value. Racing
+ * readers compute the same value, so a second store changes nothing. */
+static _Atomic uint64_t cached_features, features_generation;
 static _Atomic int cached_class;
-
-#define FEATURES_READ ((uint64_t)1 << 63)
+static _Atomic uint64_t class_generation;
 
 static uint64_t features(void) {
-    uint64_t f = atomic_load_explicit(&cached_features, memory_order_acquire);
-    if (f & FEATURES_READ) return f;
+    uint64_t now = uform__seam_generation() + 1;
+    if (atomic_load_explicit(&features_generation, memory_order_acquire) == now)
+        return atomic_load_explicit(&cached_features, memory_order_relaxed);
+    uint64_t f;
     switch (uform__seam_isa()) {
     case UFORM_ISA_X86_64: f = x86_features(); break;
     case UFORM_ISA_ARM64: f = arm_features(); break;
     case UFORM_ISA_RISCV64: f = hw(uform__seam_hwcap(1), HWCAP_RISCV_V_) ? BIT(RVV) : 0; break;
     default: f = 0; break;
     }
-    /* Racing readers compute the same value; the store is idempotent. */
-    f |= FEATURES_READ;
-    atomic_store_explicit(&cached_features, f, memory_order_release);
+    atomic_store_explicit(&cached_features, f, memory_order_relaxed);
+    atomic_store_explicit(&features_generation, now, memory_order_release);
     return f;
-}
-
-void uform__cpu_class_forget(void) {
-    atomic_store(&cached_features, 0);
-    atomic_store(&cached_class, 0);
 }
 
 /* wasm32_v128 is the class of a wasm32 build compiled with SIMD128 (the runtime validated the
@@ -264,9 +251,10 @@ uform_status_t uform__cpu_class_check(uform_cpu_class_t cpu_class) {
 }
 
 uform_cpu_class_t uform_cpu_class_derived(void) {
-    int c = atomic_load_explicit(&cached_class, memory_order_acquire);
-    if (c) return (uform_cpu_class_t)c;
-    c = UFORM_CPU_CLASS_SERIAL;
+    uint64_t now = uform__seam_generation() + 1;
+    if (atomic_load_explicit(&class_generation, memory_order_acquire) == now)
+        return (uform_cpu_class_t)atomic_load_explicit(&cached_class, memory_order_relaxed);
+    int c = UFORM_CPU_CLASS_SERIAL;
     /* The highest class whose bundle is complete; WASM classes derive only in WASM builds,
      * monoversioned never. */
     if (wasm32_v128_here()) c = UFORM_CPU_CLASS_WASM32_V128;
@@ -276,7 +264,8 @@ uform_cpu_class_t uform_cpu_class_derived(void) {
             c = k;
             break;
         }
-    atomic_store_explicit(&cached_class, c, memory_order_release);
+    atomic_store_explicit(&cached_class, c, memory_order_relaxed);
+    atomic_store_explicit(&class_generation, now, memory_order_release);
     return (uform_cpu_class_t)c;
 }
 
@@ -286,7 +275,7 @@ const char *uform_cpu_class_name(uform_cpu_class_t cpu_class) {
 
 uform_status_t uform_cpu_class_parse(const char *name, uform_cpu_class_t *cpu_class) {
     if (!name || !cpu_class) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_cpu_class_parse: NULL argument");
-    for (int c = 1; c < UFORM_CPU_CLASS_COUNT_; c++)
+    for (int c = 1; c < UFORM__CPU_CLASS_COUNT; c++)
         if (strcasecmp(name, classes[c].name) == 0) {
             *cpu_class = (uform_cpu_class_t)c;
             return UFORM_STATUS_OK;
@@ -294,31 +283,41 @@ uform_status_t uform_cpu_class_parse(const char *name, uform_cpu_class_t *cpu_cl
     return uform__fail(UFORM_STATUS_NOT_FOUND, "\"%.64s\" is not a CPU class", name);
 }
 
-/* ---- GPU class names: a table beside the CPU one, same rules ---- */
+/* ---- GPU class and vendor names: tables beside the CPU one, same rules ---- */
 
-static const char *const gpu_names[] = {
-    [UFORM_GPU_CLASS_NVIDIA_AMPERE] = "nvidia_ampere",
-    [UFORM_GPU_CLASS_NVIDIA_ADA] = "nvidia_ada",
-    [UFORM_GPU_CLASS_NVIDIA_HOPPER] = "nvidia_hopper",
-    [UFORM_GPU_CLASS_NVIDIA_BLACKWELL] = "nvidia_blackwell",
-    [UFORM_GPU_CLASS_NVIDIA_BLACKWELLRTX] = "nvidia_blackwellrtx",
-    [UFORM_GPU_CLASS_NVIDIA_RUBIN] = "nvidia_rubin",
-    [UFORM_GPU_CLASS_AMD_CDNA3] = "amd_cdna3",
-    [UFORM_GPU_CLASS_AMD_CDNA4] = "amd_cdna4",
-    [UFORM_GPU_CLASS_AMD_CDNA5] = "amd_cdna5",
-    [UFORM_GPU_CLASS_APPLE_METAL7] = "apple_metal7",
-    [UFORM_GPU_CLASS_APPLE_METAL9] = "apple_metal9",
-    [UFORM_GPU_CLASS_APPLE_METAL10] = "apple_metal10",
+static const char *const gpu_names[UFORM__GPU_CLASS_COUNT] = {
+#define GPU_NAME_(member, number, name) [number] = #name,
+    UFORM__GPU_CLASSES(GPU_NAME_)
+#undef GPU_NAME_
 };
-#define GPU_CLASS_COUNT_ ((int)(sizeof gpu_names / sizeof gpu_names[0]))
+#define GPU_MATCHES_(member, number, name)                                                         \
+    _Static_assert(UFORM_GPU_CLASS_##member == number, "uform_gpu_class_t and UFORM__GPU_CLASSES differ at " #member);
+UFORM__GPU_CLASSES(GPU_MATCHES_)
+#undef GPU_MATCHES_
+_Static_assert(UFORM_GPU_CLASS_APPLE_METAL10 + 1 == UFORM__GPU_CLASS_COUNT, "the GPU class list ends at apple_metal10");
+
+static const char *const vendor_names[UFORM__GPU_VENDOR_COUNT] = {
+#define VENDOR_NAME_(member, number, name) [number] = #name,
+    UFORM__GPU_VENDORS(VENDOR_NAME_)
+#undef VENDOR_NAME_
+};
+#define VENDOR_MATCHES_(member, number, name)                                                      \
+    _Static_assert(UFORM_GPU_VENDOR_##member == number, "uform_gpu_vendor_t and UFORM__GPU_VENDORS differ at " #member);
+UFORM__GPU_VENDORS(VENDOR_MATCHES_)
+#undef VENDOR_MATCHES_
+_Static_assert(UFORM_GPU_VENDOR_APPLE + 1 == UFORM__GPU_VENDOR_COUNT, "the vendor list ends at apple");
+
+const char *uform__gpu_vendor_name(int vendor) {
+    return vendor > 0 && vendor < UFORM__GPU_VENDOR_COUNT ? vendor_names[vendor] : NULL;
+}
 
 const char *uform_gpu_class_name(uform_gpu_class_t gpu_class) {
-    return (int)gpu_class > 0 && (int)gpu_class < GPU_CLASS_COUNT_ ? gpu_names[gpu_class] : NULL;
+    return (int)gpu_class > 0 && (int)gpu_class < UFORM__GPU_CLASS_COUNT ? gpu_names[gpu_class] : NULL;
 }
 
 uform_status_t uform_gpu_class_parse(const char *name, uform_gpu_class_t *gpu_class) {
     if (!name || !gpu_class) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_gpu_class_parse: NULL argument");
-    for (int c = 1; c < GPU_CLASS_COUNT_; c++)
+    for (int c = 1; c < UFORM__GPU_CLASS_COUNT; c++)
         if (strcasecmp(name, gpu_names[c]) == 0) {
             *gpu_class = (uform_gpu_class_t)c;
             return UFORM_STATUS_OK;

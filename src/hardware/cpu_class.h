@@ -8,9 +8,6 @@
 
 #include "uform/hardware.h"
 
-/** The highest class number + 1. */
-#define UFORM_CPU_CLASS_COUNT_ 19
-
 /** Whether this CPU (through the seam) runs `cpu_class`; NONE is true, a non-class false. */
 bool uform__cpu_class_runs(uform_cpu_class_t cpu_class);
 

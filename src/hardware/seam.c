@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,6 @@
 #include <unistd.h>
 
 #include "core/error.h"
-#include "hardware/caches.h"
 #include "hardware/cpulist.h"
 #include "platform/platform.h"
 
@@ -227,17 +227,18 @@ static uform_status_t load_fixture(fixture_t *f) {
     return status;
 }
 
-static void forget_all(void) {
-    uform__topology_forget();
-    uform__cpu_class_forget();
-    uform__capabilities_forget();
-}
+/* Release: a reader that sees the new generation sees the new `fixture` too. */
+static _Atomic uint64_t generation;
+
+uint64_t uform__seam_generation(void) { return atomic_load_explicit(&generation, memory_order_acquire); }
+
+static void moved(void) { atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel); }
 
 uform_status_t uform__seam_use_fixture(const char *directory) {
     if (!directory) {
         fixture_free(fixture);
         fixture = NULL;
-        forget_all();
+        moved();
         return UFORM_STATUS_OK;
     }
     struct stat info;
@@ -255,7 +256,7 @@ uform_status_t uform__seam_use_fixture(const char *directory) {
     }
     fixture_free(fixture);
     fixture = next;
-    forget_all();
+    moved();
     return UFORM_STATUS_OK;
 }
 

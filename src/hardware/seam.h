@@ -19,11 +19,19 @@ typedef struct uform__cpuid_t {
 typedef enum uform__isa_t { UFORM_ISA_OTHER = 0, UFORM_ISA_X86_64, UFORM_ISA_ARM64, UFORM_ISA_RISCV64 } uform__isa_t;
 
 /**
- * Points the seam at a fixture directory (NULL: back to the real machine) and drops every
- * cached reading (topology, CPU class, capabilities). Not thread-safe: tests call it first.
- * NOT_FOUND if the directory does not exist.
+ * Points the seam at a fixture directory (NULL: back to the real machine) and bumps the
+ * generation, so every reading cached from the previous machine goes stale. Not thread-safe:
+ * tests call it first. NOT_FOUND if the directory does not exist (the seam stays where it was).
  */
 uform_status_t uform__seam_use_fixture(const char *directory);
+
+/**
+ * Counts the seam's moves: 0 until the first uform__seam_use_fixture, one more after each
+ * one that succeeds. A cache of anything read through the seam keeps the generation it was
+ * built at and rebuilds when the two differ; the seam itself knows no cache (the layers
+ * above it come and go without it naming them).
+ */
+uint64_t uform__seam_generation(void);
 
 /** Reads a small text file (`/sys/...`, `/proc/...`) whole into `buffer`, NUL-terminated.
  *  NOT_FOUND if absent, IO_ERROR if unreadable, MALFORMED if larger than `capacity - 1`. */

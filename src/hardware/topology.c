@@ -1,7 +1,7 @@
 /* The NUMA topology as this process may use it: nodes from sysfs, CPUs from affinity ∩ the
  * cgroup v2 cpuset, the cpu.max quota, and each node's CPUs ordered physical core first so
  * that spreading threads over a prefix of the list uses distinct cores before SMT siblings.
- * Built once through the seam, kept until the seam is pointed elsewhere. */
+ * Built once through the seam, rebuilt when the seam's generation moves on. */
 #include "hardware/topology.h"
 
 #include <math.h>
@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "hardware/caches.h"
 #include "hardware/cpulist.h"
 #include "hardware/seam.h"
 
@@ -351,26 +350,29 @@ static uform_status_t build(uform__topology_t **out) {
     return UFORM_STATUS_OK;
 }
 
-/* A mutex rather than pthread_once: the cache must be droppable when the seam moves. */
+/* A mutex rather than pthread_once: the cache is rebuilt when the seam moves. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uform__topology_t *cached;
+static uint64_t cached_generation;
 
 uform_status_t uform__topology_get(const uform__topology_t **topology) {
     if (!topology) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "topology: NULL output");
     *topology = NULL;
     pthread_mutex_lock(&lock);
     uform_status_t status = UFORM_STATUS_OK;
-    if (!cached) status = build(&cached);
+    uint64_t now = uform__seam_generation();
+    if (cached && cached_generation != now) {
+        /* The seam moved, which tests do alone: nobody still reads the old machine's answer. */
+        topology_free(cached);
+        cached = NULL;
+    }
+    if (!cached) {
+        status = build(&cached);
+        cached_generation = now;
+    }
     *topology = cached;
     pthread_mutex_unlock(&lock);
     return status;
-}
-
-void uform__topology_forget(void) {
-    pthread_mutex_lock(&lock);
-    topology_free(cached);
-    cached = NULL;
-    pthread_mutex_unlock(&lock);
 }
 
 const uform__node_t *uform__topology_node(const uform__topology_t *topology, int32_t id) {

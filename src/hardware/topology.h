@@ -1,5 +1,5 @@
 /* Internal: the machine's NUMA topology as this process may use it, read once through the
- * seam and cached (re-read after uform__seam_use_fixture). */
+ * seam and cached (re-read when uform__seam_generation moves on). */
 #ifndef UFORM_HARDWARE_TOPOLOGY_H
 #define UFORM_HARDWARE_TOPOLOGY_H
 

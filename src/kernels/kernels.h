@@ -54,6 +54,8 @@
 /* memory64 + relaxed SIMD: Debian's Emscripten 3.1.6 runs clang 14, whose wasm64 backend cannot
  * select SIMD lane accesses (an i64 lane index): wasm64 SIMD code does not compile there. */
 #define UFORM_KERNELS_WASM64_EXTENDED 0
+/* A monoversioned build has one class and no dispatch, so a multiversioned one carries none. */
+#define UFORM_KERNELS_MONOVERSIONED 0
 
 /** Sums `n` floats, accumulating in double. */
 typedef double (*uform__sum_f32_t)(const float *values, size_t n);

@@ -2,6 +2,7 @@
  * holds it, like a device arena), probes this host's NVLink multicast, meets the other processes
  * (mesh_rendezvous.c) and, where libnccl loads, creates this process's NCCL communicators from
  * the id index 0 published. Free destroys them, then releases the executor. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ struct uform_mesh_t {
 };
 
 static uform_status_t validate(const uform_mesh_options_t *options, const char *verb) {
-    if (options->struct_size < sizeof(uform_mesh_options_t))
+    if (options->struct_size < offsetof(uform_mesh_options_t, cancel))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: options->struct_size is %zu, expected %zu (use UFORM_MESH_OPTIONS_INIT)", verb,
                            options->struct_size, sizeof(uform_mesh_options_t));
@@ -42,8 +43,15 @@ static uform_status_t validate(const uform_mesh_options_t *options, const char *
     return UFORM_STATUS_OK;
 }
 
+/* The cancel flag, where the caller's options are of a size that has it. */
+static const volatile int *cancel_of(const uform_mesh_options_t *options) {
+    return options->struct_size >= offsetof(uform_mesh_options_t, cancel) + sizeof options->cancel ? options->cancel
+                                                                                                 : NULL;
+}
+
 /* This process's NCCL communicators, or why there are none (the mesh forms either way). */
-static uform_status_t hand_off(uform_mesh_t *mesh, const uform__mesh_roster_t *roster, const char *verb) {
+static uform_status_t hand_off(uform_mesh_t *mesh, const uform__mesh_roster_t *roster, double timeout,
+                               const volatile int *cancel, const char *verb) {
     if (!roster->has_nccl_id) {
         snprintf(mesh->no_data_plane, sizeof mesh->no_data_plane,
                  "no data plane: index 0 published no NCCL id (no libnccl.so.2 there)");
@@ -56,8 +64,8 @@ static uform_status_t hand_off(uform_mesh_t *mesh, const uform__mesh_roster_t *r
                            verb, uform_last_error());
     }
     const uform_mesh_description_t *d = &mesh->description;
-    return uform__nccl_communicators_create(mesh->executor, roster->nccl_id, d->first_gpu_index,
-                                            d->gpus_per_colocated_domain, &mesh->nccl);
+    return uform__nccl_communicators_create_bounded(mesh->executor, roster->nccl_id, d->first_gpu_index,
+                                                    d->gpus_per_colocated_domain, timeout, cancel, &mesh->nccl);
 }
 
 uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh_options_t *options,
@@ -102,6 +110,17 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
                                 .gpus = uform__vram_of(executor)->device_count,
                                 .gpu_class = (uint64_t)uform__vram_of(executor)->gpu_class,
                                 .pid = (uint64_t)getpid()};
+    /* An NVLink domain spans at most the run's GPUs: a larger one no run could have. */
+    size_t run_gpus = uform__vram_of(executor)->device_count * count;
+    if (options->gpus_per_multimem_domain > run_gpus) {
+        uform__deallocate(mesh);
+        uform__leave(executor);
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
+                           "%s: gpus_per_multimem_domain %zu is more than the run's %zu GPUs (%zu per process, %zu "
+                           "processes): 0 derives it, 1 to %zu are a domain's size",
+                           verb, options->gpus_per_multimem_domain, run_gpus, uform__vram_of(executor)->device_count, count,
+                           run_gpus);
+    }
     mine.multimem = options->gpus_per_multimem_domain ? options->gpus_per_multimem_domain
                                                       : uform__mesh_multimem_extent(executor);
     char why[256] = "";
@@ -131,7 +150,7 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
         if (have_id) memcpy(roster.nccl_id, id, sizeof id);
     } else {
         status = uform__mesh_rendezvous(options->directory, options->job, timeout, &mine, have_id ? id : NULL, &roster,
-                                        verb);
+                                        cancel_of(options), verb);
     }
     if (status == UFORM_STATUS_OK) {
         uform_mesh_description_t *d = &mesh->description;
@@ -143,7 +162,7 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
         d->multimem_tier = roster.all_multicast && roster.multimem > 1 ? UFORM_MULTIMEM_TIER_SWITCH_REDUCED
                                                                        : UFORM_MULTIMEM_TIER_PEER_READ;
         d->gpu_class = (uint32_t)roster.gpu_class;
-        status = hand_off(mesh, &roster, verb);
+        status = hand_off(mesh, &roster, timeout, cancel_of(options), verb);
         if (status == UFORM_STATUS_OK && !roster.has_nccl_id && nccl_note[0])
             snprintf(mesh->no_data_plane, sizeof mesh->no_data_plane, "%s", nccl_note);
     }

@@ -15,6 +15,17 @@
 #include "mesh/mesh_files.h"
 #include "platform/platform.h"
 
+void uform__mesh_short(const char *text, char *out, size_t capacity) {
+    size_t length = strlen(text), limit = capacity < UFORM_MESH_PATH_MAX ? capacity : UFORM_MESH_PATH_MAX;
+    if (length < limit) {
+        snprintf(out, capacity, "%s", text);
+        return;
+    }
+    /* The head says where, the tail says which: both stay, the middle goes. */
+    size_t head = (limit - 4) / 2, tail = limit - 4 - head;
+    snprintf(out, capacity, "%.*s...%s", (int)head, text, text + length - tail);
+}
+
 bool uform__mesh_job_name_ok(const char *job) {
     size_t length = job ? strlen(job) : 0;
     if (!length || length > 128 || !strcmp(job, ".") || !strcmp(job, "..")) return false;
@@ -27,18 +38,29 @@ bool uform__mesh_job_name_ok(const char *job) {
     return true;
 }
 
+/* `directory/job` for a message. */
+static void job_path(const char *directory, const char *job, char *out, size_t capacity) {
+    char whole[8192];
+    snprintf(whole, sizeof whole, "%s/%s", directory, job);
+    uform__mesh_short(whole, out, capacity);
+}
+
 uform_status_t uform__mesh_open_job(const char *directory, const char *job, bool create, bool *existed, int *job_fd,
                                     const char *verb) {
     *existed = false;
     *job_fd = -1;
     struct stat info;
+    char where[UFORM_MESH_PATH_MAX], path[UFORM_MESH_PATH_MAX];
+    uform__mesh_short(directory, where, sizeof where);
+    job_path(directory, job, path, sizeof path);
     if (stat(directory, &info) != 0)
         return uform__fail_errno(errno == ENOENT ? UFORM_STATUS_NOT_FOUND : UFORM_STATUS_IO_ERROR, errno,
-                                 "%s: directory %s", verb, directory);
+                                 "%s: the mesh's directory cannot be used: %s", verb, where);
     if (!S_ISDIR(info.st_mode))
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s is not a directory", verb, directory);
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the mesh's directory is not a directory: %s", verb, where);
     int base = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (base < 0) return uform__fail_errno(UFORM_STATUS_IO_ERROR, errno, "%s: cannot open %s", verb, directory);
+    if (base < 0)
+        return uform__fail_errno(UFORM_STATUS_IO_ERROR, errno, "%s: cannot open the mesh's directory: %s", verb, where);
     if (create && mkdirat(base, job, 0700) != 0) {
         int error = errno;
         close(base);
@@ -46,7 +68,7 @@ uform_status_t uform__mesh_open_job(const char *directory, const char *job, bool
             *existed = true;
             return UFORM_STATUS_OK;
         }
-        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot create %s/%s", verb, directory, job);
+        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot create the job directory: %s", verb, path);
     }
     int fd = openat(base, job, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     int error = errno;
@@ -59,20 +81,21 @@ uform_status_t uform__mesh_open_job(const char *directory, const char *job, bool
             bool is_link = probe >= 0 && fstatat(probe, job, &link_info, AT_SYMLINK_NOFOLLOW) == 0 &&
                            S_ISLNK(link_info.st_mode);
             if (probe >= 0) close(probe);
-            return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s/%s is %s, not the job's directory", verb,
-                               directory, job, is_link ? "a symbolic link" : "not a directory");
+            return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the job directory is %s, not a directory: %s", verb,
+                               is_link ? "a symbolic link" : "a file", path);
         }
-        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot open %s/%s", verb, directory, job);
+        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot open the job directory: %s", verb, path);
     }
     if (fstat(fd, &info) != 0) {
         error = errno;
         close(fd);
-        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot stat %s/%s", verb, directory, job);
+        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot stat the job directory: %s", verb, path);
     }
     if (info.st_uid != geteuid()) {
         close(fd);
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s/%s belongs to user %u, not to this user (%u)", verb,
-                           directory, job, (unsigned)info.st_uid, (unsigned)geteuid());
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
+                           "%s: the job directory belongs to user %u, not to this user (%u): %s", verb,
+                           (unsigned)info.st_uid, (unsigned)geteuid(), path);
     }
     *job_fd = fd;
     return UFORM_STATUS_OK;
@@ -88,6 +111,42 @@ static bool write_all(int fd, const char *text, size_t length) {
         length -= (size_t)written;
     }
     return true;
+}
+
+/* Whether this process met a file system without hard links (then every claim is a `.claim`
+ * file created exclusively, and every removal removes it too). */
+static _Atomic bool links_refused;
+
+/* The errors of a file system that has no hard links (object-store FUSE mounts, some SMB). */
+static bool no_hard_links(int error) {
+    return error == EPERM || error == ENOTSUP || error == EOPNOTSUPP || error == ENOSYS || error == EMLINK;
+}
+
+/* The fallback without hard links: `name.claim` created exclusively (O_EXCL: one winner, on NFS
+ * too) claims the name, then the whole temporary file is renamed onto it, so a reader sees all of
+ * it or nothing. A claim whose file is not there yet reads as an empty holder. */
+static uform_status_t claim_and_rename(int job_fd, const char *temporary, const char *name, bool *taken, char *holder,
+                                       const char *verb) {
+    char claim[300];
+    snprintf(claim, sizeof claim, "%s.claim", name);
+    int fd = openat(job_fd, claim, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int error = errno;
+    if (fd < 0) {
+        unlinkat(job_fd, temporary, 0);
+        if (error != EEXIST) return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot claim %s", verb, name);
+        *taken = true;
+        if (uform__mesh_read(job_fd, name, holder, verb) != UFORM_STATUS_OK) holder[0] = 0;
+        return UFORM_STATUS_OK;
+    }
+    close(fd);
+    if (renameat(job_fd, temporary, job_fd, name) != 0) {
+        error = errno;
+        unlinkat(job_fd, temporary, 0);
+        unlinkat(job_fd, claim, 0);
+        return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot publish %s", verb, name);
+    }
+    fsync(job_fd);
+    return UFORM_STATUS_OK;
 }
 
 uform_status_t uform__mesh_write_new(int job_fd, const char *name, const char *text, bool *taken, char *holder,
@@ -110,8 +169,12 @@ uform_status_t uform__mesh_write_new(int job_fd, const char *name, const char *t
         return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot write %s", verb, name);
     }
     /* link() fails on an existing name, where rename() would replace it: the claim is exclusive. */
-    int linked = linkat(job_fd, temporary, job_fd, name, 0);
-    error = errno;
+    int linked = atomic_load_explicit(&links_refused, memory_order_relaxed) ? -1 : linkat(job_fd, temporary, job_fd, name, 0);
+    error = linked != 0 && atomic_load_explicit(&links_refused, memory_order_relaxed) ? EPERM : errno;
+    if (linked != 0 && no_hard_links(error)) {
+        atomic_store_explicit(&links_refused, true, memory_order_relaxed);
+        return claim_and_rename(job_fd, temporary, name, taken, holder, verb);
+    }
     if (linked != 0 && error == EEXIST) {
         /* NFS may answer a retransmitted LINK that did succeed with EEXIST: then the temporary
          * file has two names, and the claim is ours (the recipe open(2) gives for O_EXCL). */
@@ -171,7 +234,14 @@ bool uform__mesh_job_removed(int job_fd) {
     return fstat(job_fd, &info) == 0 && info.st_nlink == 0;
 }
 
-void uform__mesh_remove(int job_fd, const char *name) { unlinkat(job_fd, name, 0); }
+void uform__mesh_remove(int job_fd, const char *name) {
+    unlinkat(job_fd, name, 0);
+    if (atomic_load_explicit(&links_refused, memory_order_relaxed)) {
+        char claim[300];
+        snprintf(claim, sizeof claim, "%s.claim", name);
+        unlinkat(job_fd, claim, 0);
+    }
+}
 
 void uform__mesh_remove_job(const char *directory, const char *job, int job_fd) {
     int parent = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -14,6 +14,12 @@
 /** The largest file the rendezvous writes or reads. */
 #define UFORM_MESH_FILE_MAX 4096
 
+/** The longest path a message shows (uform__mesh_short). */
+#define UFORM_MESH_PATH_MAX 168
+/** `text` (a path) for a message, shortened in the middle ("/very/lo...ng/path") to fit
+ *  UFORM_MESH_PATH_MAX bytes, so the reason around it always fits the last error. */
+void uform__mesh_short(const char *text, char *out, size_t capacity);
+
 /** A job's name is plain: [A-Za-z0-9._-], 1 to 128 bytes, not "." or "..". */
 bool uform__mesh_job_name_ok(const char *job);
 
@@ -52,7 +58,8 @@ bool uform__mesh_mtime_ns(int job_fd, const char *name, int64_t *ns);
  *  descriptor: a new directory of the same name is another run's. */
 bool uform__mesh_job_removed(int job_fd);
 
-/** Removes `name` (missing is fine). */
+/** Removes `name` (missing is fine), and its `.claim` where this process writes without hard
+ *  links. */
 void uform__mesh_remove(int job_fd, const char *name);
 
 /** Removes the job directory if it is still the one `job_fd` opened (same device and inode,

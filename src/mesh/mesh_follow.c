@@ -1,7 +1,11 @@
 /* Every other index's side of the rendezvous (mesh_rendezvous.h): find the run index 0 made,
- * publish this process's facts, take the roster, acknowledge it (facts.<i> renamed took.<i>).
- * Whatever happens, this process removes what it wrote once the run has ended without it. */
+ * publish this process's facts, take the roster, check it, acknowledge it (facts.<i> renamed
+ * took.<i>), then answer the run's outcome. Whatever happens, this process removes what it wrote
+ * once it has its answer, and the last one out of a run index 0 has left removes the rest. */
+#include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +19,7 @@ typedef struct follower_t {
     const uform__mesh_facts_t *mine;
     char facts[32], took[32]; /* this index's two names */
     const char *owned;        /* which of them this process wrote and still holds, or NULL */
+    bool has_roster;          /* it read and checked the roster: an OK outcome can be its answer */
     char run_text[UFORM_MESH_FILE_MAX];
     char run_holder[300]; /* index 0, in words */
 } follower_t;
@@ -22,16 +27,87 @@ typedef struct follower_t {
 /* True once index 0 has removed the run file (it removes it first when it ends the run). */
 static bool run_is_over(const follower_t *f) { return uform__mesh_probe(f->s->job_fd, "run") == 0; }
 
-/* Removes the file this process still holds and, if the run has ended, the job directory:
- * index 0 could not while that file was in it. */
-static void leave(follower_t *f) {
-    if (f->owned) uform__mesh_remove(f->s->job_fd, f->owned);
-    f->owned = NULL;
-    if (run_is_over(f)) uform__mesh_remove_job(f->s->directory, f->s->job, f->s->job_fd);
+/* Whether any process's file is left in the job directory: a directory read, only on the way
+ * out of a run index 0 has already left. */
+static bool others_remain(const follower_t *f) {
+    int fd = dup(f->s->job_fd);
+    DIR *directory = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!directory) {
+        if (fd >= 0) close(fd);
+        return true; /* unknown: leave the rest to another */
+    }
+    bool remain = false;
+    for (struct dirent *entry; !remain && (entry = readdir(directory));)
+        remain = (!strncmp(entry->d_name, "facts.", 6) || !strncmp(entry->d_name, "took.", 5)) &&
+                 !strstr(entry->d_name, ".claim");
+    closedir(directory);
+    return remain;
 }
 
-/* Index 0 ended the run (a refusal or its timeout) without this process's acknowledgement. */
-static uform_status_t ended_without_us(follower_t *f, bool joined) {
+/* Removes the file this process still holds and, if index 0 has left (or is known dead: a
+ * process of this host whose pid is gone) and no other process's file is left, what index 0 kept
+ * for the latecomers: the roster, the outcome, the directory. */
+static void leave(follower_t *f) {
+    if (f->owned) uform__mesh_remove(f->s->job_fd, f->owned);
+    if (f->owned == f->took) uform__mesh_remove(f->s->job_fd, f->facts); /* its claim, without hard links */
+    f->owned = NULL;
+    bool lead_gone = !run_is_over(f) && uform__mesh_holder_gone(f->run_text, f->s->host);
+    if ((!run_is_over(f) && !lead_gone) || others_remain(f)) return;
+    if (lead_gone) uform__mesh_remove(f->s->job_fd, "run");
+    uform__mesh_remove(f->s->job_fd, "roster");
+    uform__mesh_remove(f->s->job_fd, "outcome");
+    uform__mesh_remove_job(f->s->directory, f->s->job, f->s->job_fd);
+}
+
+/* Answers the run's outcome (the file exists), then leaves. */
+static uform_status_t answer(follower_t *f) {
+    uform_status_t status = UFORM_STATUS_OK;
+    char message[UFORM_MESH_MESSAGE_MAX + 1];
+    int read = uform__mesh_read_outcome(f->s, &status, message, sizeof message);
+    leave(f);
+    if (read != 1) return uform__fail(UFORM_STATUS_IO_ERROR, "%s", read < 0 ? message : "outcome vanished");
+    if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", message);
+    /* OK is decided only once every process acknowledged the roster, this one included: an OK it
+     * never acknowledged is not this process's run. */
+    if (!f->has_roster)
+        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
+                           "%s: %s: the run formed without this process (index %llu): use a new job name", f->s->verb,
+                           f->s->job, (unsigned long long)f->mine->index);
+    return UFORM_STATUS_OK;
+}
+
+/* Proposes an outcome (printf-style message) and answers the one the run has. */
+static uform_status_t propose(follower_t *f, uform_status_t status, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static uform_status_t propose(follower_t *f, uform_status_t status, const char *format, ...) {
+    char message[UFORM_MESH_MESSAGE_MAX + 1];
+    va_list args;
+    va_start(args, format);
+    vsnprintf(message, sizeof message, format, args);
+    va_end(args);
+    uform_status_t decided = uform__mesh_decide(f->s, f->mine->index, status, message, message, sizeof message);
+    uform__mesh_step(f->s, f->mine->index, "proposed");
+    if (uform__mesh_probe(f->s->job_fd, "outcome") == 1) return answer(f);
+    leave(f); /* no outcome could be written: this process alone knows its answer */
+    return decided == UFORM_STATUS_OK ? UFORM_STATUS_OK : uform__fail(decided, "%s", message);
+}
+
+/* This process was cancelled: it tells the others at once (an outcome they all answer, as for a
+ * process that died, only sooner), takes its files back and answers INTERRUPTED itself. */
+static uform_status_t interrupted(follower_t *f) {
+    char message[UFORM_MESH_MESSAGE_MAX + 1];
+    snprintf(message, sizeof message, "%s: %s: index %llu (host %s, pid %llu) was interrupted while the run met",
+             f->s->verb, f->s->job, (unsigned long long)f->mine->index, f->mine->host,
+             (unsigned long long)f->mine->pid);
+    uform__mesh_decide(f->s, f->mine->index, UFORM_STATUS_INTERRUPTED, message, NULL, 0);
+    leave(f);
+    return uform__fail(UFORM_STATUS_INTERRUPTED, "%s", message);
+}
+
+/* Index 0 ended the run (removed its run file). Its outcome, where it is still there; otherwise
+ * this process came too late to read it. */
+static uform_status_t ended(follower_t *f, bool joined) {
+    if (uform__mesh_probe(f->s->job_fd, "outcome") == 1) return answer(f);
     leave(f);
     return uform__fail(UFORM_STATUS_TIMEOUT,
                        "%s: %s: index 0 (%s) ended the run before this process %s: it failed or gave up (its message "
@@ -45,6 +121,7 @@ static uform_status_t ended_without_us(follower_t *f, bool joined) {
 static uform_status_t read_run(follower_t *f) {
     uform__mesh_session_t *s = f->s;
     uint64_t step = 0;
+    char where[UFORM_MESH_PATH_MAX];
     for (;;) {
         if (s->job_fd < 0) {
             bool existed = false;
@@ -59,37 +136,48 @@ static uform_status_t read_run(follower_t *f) {
                 s->job_fd = -1;
             }
         }
-        if (!uform__mesh_backoff(s->deadline_ns, &step))
-            return s->job_fd < 0 ? uform__fail(UFORM_STATUS_TIMEOUT, "%s: %s: index 0 never arrived within %g s (no %s/%s)",
-                                               s->verb, s->job, s->timeout_seconds, s->directory, s->job)
-                                 : uform__fail(UFORM_STATUS_TIMEOUT,
-                                               "%s: %s: index 0 made %s/%s but wrote no run file within %g s", s->verb,
-                                               s->job, s->directory, s->job, s->timeout_seconds);
+        uform_status_t waited = uform__mesh_wait(s, s->deadline_ns, &step);
+        if (waited == UFORM_STATUS_INTERRUPTED) return waited;
+        if (waited != UFORM_STATUS_OK) {
+            uform__mesh_path(s, NULL, where, sizeof where);
+            return s->job_fd < 0
+                       ? uform__fail(UFORM_STATUS_TIMEOUT, "%s: %s: index 0 never arrived within %g s (no %s)", s->verb,
+                                     s->job, s->timeout_seconds, where)
+                       : uform__fail(UFORM_STATUS_TIMEOUT, "%s: %s: index 0 wrote no run file within %g s in %s",
+                                     s->verb, s->job, s->timeout_seconds, where);
+        }
     }
 }
 
-/* Whether the run file is an earlier run's leftovers, judged by the file system's clock (on NFS
- * the server's, the one clock every host shares): it was written longer before this process's
+/* How long ago index 0 wrote its run file, by the file system's clock (on NFS the server's, the
+ * one clock every host of a run shares): the run file's age when this process's facts were
+ * written. False when either time cannot be read. */
+static bool run_age_ns(const follower_t *f, int64_t *age_ns) {
+    int64_t run_ns = 0, facts_ns = 0;
+    if (!uform__mesh_mtime_ns(f->s->job_fd, "run", &run_ns) || !uform__mesh_mtime_ns(f->s->job_fd, f->facts, &facts_ns))
+        return false;
+    *age_ns = facts_ns > run_ns ? facts_ns - run_ns : 0;
+    return true;
+}
+
+/* Whether the run file is an earlier run's leftovers: written longer before this process's
  * facts than index 0 can still be waiting (its timeout plus twice the grace). */
 static bool run_is_stale(const follower_t *f, double *age_seconds) {
     uint64_t timeout_ms = 0;
-    int64_t run_ns = 0, facts_ns = 0;
-    if (!uform__mesh_field_number(f->run_text, "timeout_ms", &timeout_ms) ||
-        !uform__mesh_mtime_ns(f->s->job_fd, "run", &run_ns) || !uform__mesh_mtime_ns(f->s->job_fd, f->facts, &facts_ns))
-        return false;
+    int64_t age_ns = 0;
+    if (!uform__mesh_field_number(f->run_text, "timeout_ms", &timeout_ms) || !run_age_ns(f, &age_ns)) return false;
     double timeout = (double)timeout_ms / 1e3;
-    *age_seconds = (double)(facts_ns - run_ns) / 1e9;
+    *age_seconds = (double)age_ns / 1e9;
     return *age_seconds > timeout + 2 * uform__mesh_grace_seconds(timeout);
 }
 
-/* After this process's facts are in: a roster already there is this run's refusal (taken below,
- * like any verdict), or an earlier run's, or, written before these facts (by the file system's
- * clock), a run that formed without this index. A took.<i> is a process that has taken the
- * roster in this index's place (the facts.<i> it renamed is how these facts got in). */
+/* After this process's facts are in: an outcome already there is this run's (answered by the
+ * caller); a roster of another run, or written before these facts (by the file system's clock),
+ * is leftovers or a run that formed without this index. A took.<i> is a process that has taken
+ * the roster in this index's place (the facts.<i> it renamed is how these facts got in). */
 static uform_status_t check_after_publishing(follower_t *f) {
     uform__mesh_session_t *s = f->s;
-    char text[UFORM_MESH_FILE_MAX], nonce[UFORM_MESH_NONCE_HEX + 1] = "", who[300];
-    uint64_t status = 0;
+    char text[UFORM_MESH_FILE_MAX], nonce[UFORM_MESH_NONCE_HEX + 1] = "", who[300], where[UFORM_MESH_PATH_MAX];
     int64_t roster_ns = 0, facts_ns = 0;
     if (uform__mesh_read(s->job_fd, f->took, text, s->verb) == UFORM_STATUS_OK) {
         uform__mesh_describe_holder(text, s->nonce, who, sizeof who);
@@ -97,21 +185,23 @@ static uform_status_t check_after_publishing(follower_t *f) {
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s: index %llu is already held by %s", s->verb, s->job,
                            (unsigned long long)f->mine->index, who);
     }
+    if (uform__mesh_probe(s->job_fd, "outcome") == 1) return UFORM_STATUS_OK;
     if (uform__mesh_read(s->job_fd, "roster", text, s->verb) != UFORM_STATUS_OK) return UFORM_STATUS_OK;
+    uform__mesh_path(s, NULL, where, sizeof where);
     if (!uform__mesh_field(text, "nonce", nonce, sizeof nonce) || strcmp(nonce, s->nonce)) {
         leave(f);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: %s/%s holds an earlier run's roster (run file: %s): leftovers; use a new job name",
-                           s->verb, s->directory, s->job, f->run_holder);
+                           "%s: an earlier run's roster is in the job directory (leftovers; use a new job name): %s "
+                           "(run file: %s)",
+                           s->verb, where, f->run_holder);
     }
-    if (uform__mesh_field_number(text, "status", &status) && status == UFORM_STATUS_OK &&
-        uform__mesh_mtime_ns(s->job_fd, "roster", &roster_ns) && uform__mesh_mtime_ns(s->job_fd, f->facts, &facts_ns) &&
+    if (uform__mesh_mtime_ns(s->job_fd, "roster", &roster_ns) && uform__mesh_mtime_ns(s->job_fd, f->facts, &facts_ns) &&
         roster_ns < facts_ns) {
         leave(f);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: %s/%s holds a roster written before this process arrived (run file: %s): an earlier "
-                           "run's leftovers, or this run formed with another process as index %llu; use a new job name",
-                           s->verb, s->directory, s->job, f->run_holder, (unsigned long long)f->mine->index);
+                           "%s: the run formed before this process arrived (a roster older than its facts: an earlier "
+                           "run's leftovers, or another process as index %llu; use a new job name): %s (run file: %s)",
+                           s->verb, (unsigned long long)f->mine->index, where, f->run_holder);
     }
     return UFORM_STATUS_OK;
 }
@@ -119,7 +209,7 @@ static uform_status_t check_after_publishing(follower_t *f) {
 /* Publishes this process's facts, exclusively: its index may be someone else's. */
 static uform_status_t publish_facts(follower_t *f) {
     uform__mesh_session_t *s = f->s;
-    char text[UFORM_MESH_FILE_MAX], holder[UFORM_MESH_FILE_MAX], who[300];
+    char text[UFORM_MESH_FILE_MAX], holder[UFORM_MESH_FILE_MAX], who[300], where[UFORM_MESH_PATH_MAX];
     if (uform__mesh_probe(s->job_fd, f->took) == 1) { /* it has taken the roster already */
         if (uform__mesh_read(s->job_fd, f->took, holder, s->verb) != UFORM_STATUS_OK) holder[0] = 0;
         uform__mesh_describe_holder(holder, s->nonce, who, sizeof who);
@@ -129,7 +219,7 @@ static uform_status_t publish_facts(follower_t *f) {
     uform__mesh_format_facts(text, "facts", s->nonce, f->mine);
     bool taken = false;
     uform_status_t status = uform__mesh_write_new(s->job_fd, f->facts, text, &taken, holder, s->verb);
-    if (status != UFORM_STATUS_OK) return run_is_over(f) ? ended_without_us(f, false) : status;
+    if (status != UFORM_STATUS_OK) return run_is_over(f) ? ended(f, false) : status;
     if (taken) {
         uform__mesh_describe_holder(holder, s->nonce, who, sizeof who);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s: index %llu is already held by %s", s->verb, s->job,
@@ -139,27 +229,25 @@ static uform_status_t publish_facts(follower_t *f) {
     double age = 0;
     if (run_is_stale(f, &age)) {
         leave(f);
+        uform__mesh_path(s, NULL, where, sizeof where);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: %s/%s is an earlier run's (run file: %s, %.0f s old, past its index 0's timeout): "
-                           "leftovers; use a new job name",
-                           s->verb, s->directory, s->job, f->run_holder, age);
+                           "%s: an earlier run's job directory (leftovers, past its index 0's timeout: %.0f s old; use "
+                           "a new job name): %s (run file: %s)",
+                           s->verb, age, where, f->run_holder);
     }
     return check_after_publishing(f);
 }
 
-/* Until when this process waits for the roster: its own deadline, or index 0's if that is
- * later (index 0 started later), bounded by index 0's timeout from now, plus the grace: index
- * 0 publishes a timeout's roster at its deadline, and every process should read who never came. */
+/* Until when this process waits for the roster: its own deadline, or index 0's if that is later
+ * (index 0 started earlier and waits longer), plus the grace. Index 0's deadline comes from the
+ * file system's clock alone: its timeout less the run file's age. */
 static uint64_t roster_deadline(const follower_t *f) {
     uint64_t grace_ns = (uint64_t)(uform__mesh_grace_seconds(f->s->timeout_seconds) * 1e9);
-    uint64_t deadline = f->s->deadline_ns + grace_ns;
-    uint64_t lead_deadline_ms = 0, timeout_ms = 0, now_ms = uform__mesh_wall_ms();
-    if (uform__mesh_field_number(f->run_text, "deadline_ms", &lead_deadline_ms) && lead_deadline_ms > now_ms) {
-        uint64_t wait_ms = lead_deadline_ms - now_ms;
-        /* Index 0's clock may be ahead of ours: it cannot be waiting longer than its timeout. */
-        if (uform__mesh_field_number(f->run_text, "timeout_ms", &timeout_ms) && wait_ms > timeout_ms)
-            wait_ms = timeout_ms;
-        uint64_t lead = uform__now_ns() + wait_ms * 1000000u + grace_ns;
+    uint64_t deadline = f->s->deadline_ns + grace_ns, timeout_ms = 0;
+    int64_t age_ns = 0;
+    if (uform__mesh_field_number(f->run_text, "timeout_ms", &timeout_ms) && run_age_ns(f, &age_ns) &&
+        (int64_t)(timeout_ms * 1000000u) > age_ns) {
+        uint64_t lead = uform__now_ns() + (timeout_ms * 1000000u - (uint64_t)age_ns) + grace_ns;
         if (lead > deadline) deadline = lead;
     }
     return deadline;
@@ -168,59 +256,80 @@ static uint64_t roster_deadline(const follower_t *f) {
 uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_facts_t *mine,
                                   uform__mesh_roster_t *roster) {
     follower_t f = {.s = s, .mine = mine};
+    char where[UFORM_MESH_PATH_MAX];
     uform__mesh_facts_name(mine->index, f.facts, sizeof f.facts);
     uform__mesh_took_name(mine->index, f.took, sizeof f.took);
     uform_status_t status = read_run(&f);
     if (status != UFORM_STATUS_OK) return status;
     uform__mesh_facts_t run;
-    if (!uform__mesh_parse_facts(f.run_text, "run", s->nonce, &run))
-        return uform__fail(UFORM_STATUS_IO_ERROR, "%s: %s/%s/run is malformed", s->verb, s->directory, s->job);
+    if (!uform__mesh_parse_facts(f.run_text, "run", s->nonce, &run)) {
+        uform__mesh_path(s, "run", where, sizeof where);
+        unsigned version = 0;
+        if (sscanf(f.run_text, "uform-mesh-run %u\n", &version) == 1 && version != UFORM_MESH_FORMAT)
+            return uform__fail(UFORM_STATUS_MISMATCH,
+                               "%s: run file format version %u, this process writes version %d (run one uform version "
+                               "everywhere): %s",
+                               s->verb, version, UFORM_MESH_FORMAT, where);
+        return uform__fail(UFORM_STATUS_IO_ERROR, "%s: run file malformed: %s", s->verb, where);
+    }
     uform__mesh_describe_holder(f.run_text, NULL, f.run_holder, sizeof f.run_holder);
     if (mine->index >= run.count)
-        return uform__fail(UFORM_STATUS_MISMATCH,
-                           "%s: %s disagree on the processes in the run (host_domain_count): index 0 (host %s) says "
-                           "%llu, index %llu (host %s) says %llu",
-                           s->verb, s->job, run.host, (unsigned long long)run.count, (unsigned long long)mine->index,
-                           mine->host, (unsigned long long)mine->count);
+        return propose(&f, UFORM_STATUS_MISMATCH,
+                       "%s: %s disagree on the processes in the run (host_domain_count): index 0 (host %s) says %llu, "
+                       "index %llu (host %s) says %llu",
+                       s->verb, s->job, run.host, (unsigned long long)run.count, (unsigned long long)mine->index,
+                       mine->host, (unsigned long long)mine->count);
 
     uform__mesh_step(s, mine->index, "facts");
-    if (run_is_over(&f)) return ended_without_us(&f, false);
+    if (run_is_over(&f)) return ended(&f, false);
     status = publish_facts(&f);
     if (status != UFORM_STATUS_OK) return status;
+    uform__mesh_step(s, mine->index, "published");
 
+    /* The roster, or an outcome decided before it (a refusal, a timeout, a process's verdict). */
     char text[UFORM_MESH_FILE_MAX];
     uint64_t deadline = roster_deadline(&f), step = 0;
     for (;;) {
+        if (uform__mesh_probe(s->job_fd, "outcome") == 1) return answer(&f);
         status = uform__mesh_read(s->job_fd, "roster", text, s->verb);
         if (status == UFORM_STATUS_OK) break;
-        if (status == UFORM_STATUS_NOT_FOUND && run_is_over(&f)) return ended_without_us(&f, true);
-        if (status != UFORM_STATUS_NOT_FOUND) {
-            leave(&f);
-            return status;
-        }
-        if (!uform__mesh_backoff(deadline, &step)) {
-            leave(&f);
-            return uform__fail(UFORM_STATUS_TIMEOUT,
-                               "%s: %s: no roster from index 0 (%s) within %g s: it still misses some process, or died",
-                               s->verb, s->job, f.run_holder, s->timeout_seconds);
-        }
+        if (status == UFORM_STATUS_NOT_FOUND && run_is_over(&f)) return ended(&f, true);
+        if (status != UFORM_STATUS_NOT_FOUND) return propose(&f, status, "%s", uform_last_error());
+        uform_status_t waited = uform__mesh_wait(s, deadline, &step);
+        if (waited == UFORM_STATUS_INTERRUPTED) return interrupted(&f);
+        if (waited != UFORM_STATUS_OK)
+            return propose(&f, UFORM_STATUS_TIMEOUT,
+                           "%s: %s: no roster from index 0 (%s) within %g s: it still misses some process, or died",
+                           s->verb, s->job, f.run_holder, s->timeout_seconds);
     }
+    /* Acknowledge only what was read and checked: a roster this process cannot use is its
+     * verdict, and the run's. */
     status = uform__mesh_read_roster(s, text, roster);
+    if (status != UFORM_STATUS_OK) return propose(&f, status, "%s", uform_last_error());
+    f.has_roster = true;
     uform__mesh_step(s, mine->index, "taken");
-    /* The acknowledgement: index 0 waits for took.<i>. A verdict keeps its own message even if
-     * this fails (index 0 may have ended the run and removed facts.<i> meanwhile). */
-    bool acknowledged = renameat(s->job_fd, f.facts, s->job_fd, f.took) == 0;
-    int error = errno;
-    if (acknowledged) {
-        f.owned = f.took;
-    } else if (status == UFORM_STATUS_OK) {
-        /* index 0 will not count this process: neither may it */
-        status = run_is_over(&f) ? ended_without_us(&f, true)
-                                 : uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot rename %s to %s",
-                                                     s->verb, f.facts, f.took);
+    if (renameat(s->job_fd, f.facts, s->job_fd, f.took) != 0) {
+        int error = errno;
+        if (run_is_over(&f)) return ended(&f, true);
+        return propose(&f, UFORM_STATUS_IO_ERROR, "%s: index %llu cannot acknowledge the roster (rename %s to %s): %s",
+                       s->verb, (unsigned long long)mine->index, f.facts, f.took, strerror(error));
     }
-    /* Index 0 removes took.<i> itself once it has seen it. One taken at index 0's last moment
-     * may find it gone already: then the last one out removes the directory. */
-    if (!acknowledged || run_is_over(&f)) leave(&f);
-    return status;
+    f.owned = f.took;
+    uform__mesh_step(s, mine->index, "acknowledged");
+
+    /* The outcome: index 0 proposes it once every process has acknowledged, or at the end of
+     * its wait for them, at the latest a grace after this process's roster deadline. */
+    uint64_t grace_ns = (uint64_t)(uform__mesh_grace_seconds(s->timeout_seconds) * 1e9), now = uform__now_ns();
+    deadline = (deadline > now + grace_ns ? deadline : now + grace_ns) + grace_ns;
+    step = 0;
+    for (;;) {
+        if (uform__mesh_probe(s->job_fd, "outcome") == 1) return answer(&f);
+        if (run_is_over(&f)) return ended(&f, true);
+        uform_status_t waited = uform__mesh_wait(s, deadline, &step);
+        if (waited == UFORM_STATUS_INTERRUPTED) return interrupted(&f);
+        if (waited != UFORM_STATUS_OK)
+            return propose(&f, UFORM_STATUS_TIMEOUT,
+                           "%s: %s: no outcome from index 0 (%s) within %g s of the roster: it died or stalled",
+                           s->verb, s->job, f.run_holder, s->timeout_seconds);
+    }
 }

@@ -63,6 +63,20 @@ uform_status_t uform__nccl_unique_id(uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES]);
 uform_status_t uform__nccl_communicators_create(uform_executor_t *executor, const uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES],
                                                 size_t first_rank, size_t nranks, uform__nccl_communicators_t *out);
 
+/**
+ * The same, bounded: with NCCL 2.14 and newer, ncclCommInitRankConfig with blocking = 0, then
+ * ncclCommGetAsyncError polled (at least every 50 ms) until every communicator is ready, one
+ * fails, `timeout_seconds` pass (TIMEOUT naming "NCCL init" and this process's ranks that never
+ * finished: NCCL never notices a dead peer) or `*cancel` (may be NULL) turns nonzero
+ * (INTERRUPTED). On any failure, uform's own inside the group included, every communicator made
+ * is aborted (ncclCommAbort). Older NCCLs (no ncclCommInitRankConfig) take the blocking path:
+ * unbounded, as NCCL waits for every rank. uform__nccl_communicators_create bounds it by 120 s.
+ */
+uform_status_t uform__nccl_communicators_create_bounded(uform_executor_t *executor,
+                                                        const uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES], size_t first_rank,
+                                                        size_t nranks, double timeout_seconds,
+                                                        const volatile int *cancel, uform__nccl_communicators_t *out);
+
 /** ncclCommDestroy of each (errors ignored), then the array. Safe on a zeroed struct. */
 void uform__nccl_communicators_destroy(uform__nccl_communicators_t *communicators);
 

@@ -1,8 +1,12 @@
 /* The rendezvous's records (mesh_session.h): every file is `key=value` lines behind a first line
- * naming its kind and format version ("uform-mesh-facts 1", "uform-mesh-run 1",
- * "uform-mesh-roster 1"), small enough to be written and read whole. */
+ * naming its kind and format version ("uform-mesh-facts 2", "uform-mesh-run 2",
+ * "uform-mesh-roster 2", "uform-mesh-outcome 2"), small enough to be written and read whole. The
+ * roster and the outcome, which every process acts on, end in a checksum of what precedes it. */
+#include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
@@ -51,9 +55,9 @@ static void one_line(char *text) {
  * file (the same lines: index 0's facts, read by everyone). */
 void uform__mesh_format_facts(char *text, const char *header, const char *nonce, const uform__mesh_facts_t *f) {
     snprintf(text, UFORM_MESH_FILE_MAX,
-             "uform-mesh-%s 1\nnonce=%s\nindex=%llu\ncount=%llu\ngpus=%llu\ngpu_class=%llu\nmultimem=%llu\n"
+             "uform-mesh-%s %d\nnonce=%s\nindex=%llu\ncount=%llu\ngpus=%llu\ngpu_class=%llu\nmultimem=%llu\n"
              "multicast=%d\nnccl=%llu\nhost=%s\npid=%llu\n",
-             header, nonce, (unsigned long long)f->index, (unsigned long long)f->count, (unsigned long long)f->gpus,
+             header, UFORM_MESH_FORMAT, nonce, (unsigned long long)f->index, (unsigned long long)f->count, (unsigned long long)f->gpus,
              (unsigned long long)f->gpu_class, (unsigned long long)f->multimem, f->multicast ? 1 : 0,
              (unsigned long long)f->nccl, f->host, (unsigned long long)f->pid);
 }
@@ -61,7 +65,7 @@ void uform__mesh_format_facts(char *text, const char *header, const char *nonce,
 bool uform__mesh_parse_facts(const char *text, const char *header, char *nonce, uform__mesh_facts_t *f) {
     uint64_t multicast = 0;
     char expected[32];
-    snprintf(expected, sizeof expected, "uform-mesh-%s 1\n", header);
+    snprintf(expected, sizeof expected, "uform-mesh-%s %d\n", header, UFORM_MESH_FORMAT);
     memset(f, 0, sizeof *f);
     return !strncmp(text, expected, strlen(expected)) && uform__mesh_field(text, "nonce", nonce, UFORM_MESH_NONCE_HEX + 1) &&
            uform__mesh_field_number(text, "index", &f->index) && uform__mesh_field_number(text, "count", &f->count) &&
@@ -139,47 +143,167 @@ void uform__mesh_list_missing(const bool *done, uint64_t count, char *out, size_
 }
 
 
-uform_status_t uform__mesh_write_roster(const uform__mesh_session_t *s, uform_status_t status, const char *message,
-                                        const uform__mesh_roster_t *roster) {
-    char text[UFORM_MESH_FILE_MAX], id[2 * UFORM_NCCL_UNIQUE_ID_BYTES + 1] = "none", line[1024];
+/* ---- sealing: a checksum line closes the file; a file without it is truncated or damaged ---- */
+
+/* FNV-1a, 64 bits: no cryptography, a check that the bytes are the ones written. */
+static uint64_t checksum(const char *text, size_t length) {
+    uint64_t hash = 14695981039346656037ull;
+    for (size_t i = 0; i < length; i++) hash = (hash ^ (uint8_t)text[i]) * 1099511628211ull;
+    return hash;
+}
+
+static void seal(char *text, size_t capacity) {
+    size_t length = strlen(text);
+    snprintf(text + length, capacity - length, "checksum=%016llx\n", (unsigned long long)checksum(text, length));
+}
+
+/* True when `text` ends in the checksum of everything before its last line. */
+static bool sealed(const char *text) {
+    const char *line = NULL; /* the last "checksum=" line (a message is one line: none inside) */
+    for (const char *p = strstr(text, "\nchecksum="); p; p = strstr(p + 1, "\nchecksum=")) line = p + 1;
+    if (!line) return false;
+    char expected[32];
+    snprintf(expected, sizeof expected, "checksum=%016llx\n",
+             (unsigned long long)checksum(text, (size_t)(line - text)));
+    return strcmp(line, expected) == 0;
+}
+
+/* The version in a first line "uform-mesh-<kind> <version>": -1 when the line is not one. */
+static long format_version(const char *text, const char *kind) {
+    char prefix[32];
+    int length = snprintf(prefix, sizeof prefix, "uform-mesh-%s ", kind);
+    if (strncmp(text, prefix, (size_t)length)) return -1;
+    char *end = NULL;
+    long version = strtol(text + length, &end, 10);
+    return end && *end == '\n' && end != text + length ? version : -1;
+}
+
+/* ---- paths in messages ---- */
+
+void uform__mesh_path(const uform__mesh_session_t *s, const char *name, char *out, size_t capacity) {
+    char whole[8192];
+    snprintf(whole, sizeof whole, "%s/%s%s%s", s->directory, s->job, name ? "/" : "", name ? name : "");
+    uform__mesh_short(whole, out, capacity);
+}
+
+/* ---- the roster ---- */
+
+uform_status_t uform__mesh_write_roster(const uform__mesh_session_t *s, const uform__mesh_roster_t *roster) {
+    char text[UFORM_MESH_FILE_MAX], id[2 * UFORM_NCCL_UNIQUE_ID_BYTES + 1] = "none", where[UFORM_MESH_PATH_MAX];
     if (roster->has_nccl_id) hex_encode(roster->nccl_id, UFORM_NCCL_UNIQUE_ID_BYTES, id);
-    snprintf(line, sizeof line, "%s", message ? message : "");
-    one_line(line);
     snprintf(text, sizeof text,
-             "uform-mesh-roster 1\nnonce=%s\nstatus=%d\nmessage=%s\ncount=%llu\ngpus=%llu\ngpu_class=%llu\n"
-             "multimem=%llu\nmulticast=%d\nnccl=%s\n",
-             s->nonce, (int)status, line, (unsigned long long)roster->count, (unsigned long long)roster->gpus,
-             (unsigned long long)roster->gpu_class, (unsigned long long)roster->multimem, roster->all_multicast ? 1 : 0,
-             id);
+             "uform-mesh-roster %d\nnonce=%s\ncount=%llu\ngpus=%llu\ngpu_class=%llu\nmultimem=%llu\nmulticast=%d\n"
+             "nccl=%s\n",
+             UFORM_MESH_FORMAT, s->nonce, (unsigned long long)roster->count, (unsigned long long)roster->gpus,
+             (unsigned long long)roster->gpu_class, (unsigned long long)roster->multimem,
+             roster->all_multicast ? 1 : 0, id);
+    seal(text, sizeof text);
     bool taken = false;
     char holder[UFORM_MESH_FILE_MAX];
     uform_status_t written = uform__mesh_write_new(s->job_fd, "roster", text, &taken, holder, s->verb);
-    if (written == UFORM_STATUS_OK && taken)
-        return uform__fail(UFORM_STATUS_IO_ERROR, "%s: %s/%s/roster appeared under index 0", s->verb, s->directory,
-                           s->job);
+    if (written == UFORM_STATUS_OK && taken) {
+        uform__mesh_path(s, "roster", where, sizeof where);
+        return uform__fail(UFORM_STATUS_IO_ERROR, "%s: roster appeared under index 0: %s", s->verb, where);
+    }
     return written;
 }
 
 uform_status_t uform__mesh_read_roster(const uform__mesh_session_t *s, const char *text, uform__mesh_roster_t *roster) {
-    char nonce[UFORM_MESH_NONCE_HEX + 1] = "", message[1024] = "", id[2 * UFORM_NCCL_UNIQUE_ID_BYTES + 1] = "";
-    uint64_t status = 0, multicast = 0;
+    char nonce[UFORM_MESH_NONCE_HEX + 1] = "", id[2 * UFORM_NCCL_UNIQUE_ID_BYTES + 1] = "", where[UFORM_MESH_PATH_MAX];
+    uint64_t multicast = 0;
     memset(roster, 0, sizeof *roster);
-    bool ok = !strncmp(text, "uform-mesh-roster 1\n", 20) && uform__mesh_field(text, "nonce", nonce, sizeof nonce) &&
-              uform__mesh_field_number(text, "status", &status) &&
-              uform__mesh_field(text, "message", message, sizeof message) &&
+    uform__mesh_path(s, "roster", where, sizeof where);
+    long version = format_version(text, "roster");
+    if (version >= 0 && version != UFORM_MESH_FORMAT)
+        return uform__fail(UFORM_STATUS_MISMATCH,
+                           "%s: roster format version %ld, this process reads version %d (another uform wrote "
+                           "it: run one uform version everywhere): %s",
+                           s->verb, version, UFORM_MESH_FORMAT, where);
+    if (version < 0 || !sealed(text))
+        return uform__fail(UFORM_STATUS_IO_ERROR, "%s: roster unreadable (truncated or damaged: its checksum fails): %s",
+                           s->verb, where);
+    bool ok = uform__mesh_field(text, "nonce", nonce, sizeof nonce) &&
               uform__mesh_field_number(text, "count", &roster->count) &&
               uform__mesh_field_number(text, "gpus", &roster->gpus) &&
               uform__mesh_field_number(text, "gpu_class", &roster->gpu_class) &&
               uform__mesh_field_number(text, "multimem", &roster->multimem) &&
               uform__mesh_field_number(text, "multicast", &multicast) && uform__mesh_field(text, "nccl", id, sizeof id);
-    if (!ok) return uform__fail(UFORM_STATUS_IO_ERROR, "%s: %s/%s/roster is malformed", s->verb, s->directory, s->job);
+    if (!ok) return uform__fail(UFORM_STATUS_IO_ERROR, "%s: roster malformed: %s", s->verb, where);
     if (strcmp(nonce, s->nonce))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: %s/%s/roster belongs to another run (leftovers: use a new job name)", s->verb,
-                           s->directory, s->job);
-    if (status != UFORM_STATUS_OK) return uform__fail((uform_status_t)status, "%s (from index 0)", message);
+                           "%s: roster belongs to another run (leftovers: use a new job name): %s", s->verb, where);
     roster->all_multicast = multicast != 0;
     roster->has_nccl_id = strcmp(id, "none") && hex_decode(id, roster->nccl_id, UFORM_NCCL_UNIQUE_ID_BYTES);
     return UFORM_STATUS_OK;
 }
 
+/* ---- the outcome ---- */
+
+static int parse_outcome(const uform__mesh_session_t *s, const char *text, uform_status_t *status, char *message,
+                         size_t capacity) {
+    char where[UFORM_MESH_PATH_MAX], nonce[UFORM_MESH_NONCE_HEX + 1] = "", said[UFORM_MESH_MESSAGE_MAX + 1] = "";
+    uint64_t value = 0;
+    uform__mesh_path(s, "outcome", where, sizeof where);
+    long version = format_version(text, "outcome");
+    if (version != UFORM_MESH_FORMAT || !sealed(text) || !uform__mesh_field(text, "nonce", nonce, sizeof nonce) ||
+        !uform__mesh_field_number(text, "status", &value) ||
+        (!uform__mesh_field(text, "message", said, sizeof said) && !strstr(text, "\nmessage=\n"))) {
+        snprintf(message, capacity, "%s: outcome unreadable (truncated, damaged or of another format): %s", s->verb,
+                 where);
+        return -1;
+    }
+    if (strcmp(nonce, s->nonce)) {
+        snprintf(message, capacity, "%s: outcome belongs to another run (leftovers: use a new job name): %s", s->verb,
+                 where);
+        return -1;
+    }
+    *status = (uform_status_t)value;
+    snprintf(message, capacity, "%s", said);
+    return 1;
+}
+
+int uform__mesh_read_outcome(const uform__mesh_session_t *s, uform_status_t *status, char *message, size_t capacity) {
+    char text[UFORM_MESH_FILE_MAX];
+    uform_status_t read = uform__mesh_read(s->job_fd, "outcome", text, s->verb);
+    if (read == UFORM_STATUS_NOT_FOUND) return 0;
+    if (read != UFORM_STATUS_OK) {
+        snprintf(message, capacity, "%s", uform_last_error());
+        return -1;
+    }
+    return parse_outcome(s, text, status, message, capacity);
+}
+
+uform_status_t uform__mesh_decide(const uform__mesh_session_t *s, uint64_t by, uform_status_t status,
+                                  const char *message, char *out, size_t capacity) {
+    char text[UFORM_MESH_FILE_MAX], line[UFORM_MESH_MESSAGE_MAX + 1], holder[UFORM_MESH_FILE_MAX];
+    snprintf(line, sizeof line, "%s", status == UFORM_STATUS_OK || !message ? "" : message);
+    one_line(line);
+    snprintf(text, sizeof text, "uform-mesh-outcome %d\nnonce=%s\nby=%llu\nstatus=%d\nmessage=%s\n", UFORM_MESH_FORMAT,
+             s->nonce, (unsigned long long)by, (int)status, line);
+    seal(text, sizeof text);
+    bool taken = false;
+    uform_status_t written = uform__mesh_write_new(s->job_fd, "outcome", text, &taken, holder, s->verb);
+    if (written == UFORM_STATUS_OK && !taken) {
+        if (capacity) snprintf(out, capacity, "%s", line);
+        return status;
+    }
+    /* Someone decided first (or the file cannot be written: then read whatever is there). */
+    uform_status_t decided = status;
+    char said[UFORM_MESH_MESSAGE_MAX + 1];
+    if ((taken && parse_outcome(s, holder, &decided, said, sizeof said) == 1) ||
+        uform__mesh_read_outcome(s, &decided, said, sizeof said) == 1) {
+        if (capacity) snprintf(out, capacity, "%s", said);
+        return decided;
+    }
+    if (capacity) snprintf(out, capacity, "%s", line);
+    return status;
+}
+
+bool uform__mesh_holder_gone(const char *text, const char *host) {
+    char holder_host[128] = "";
+    uint64_t pid = 0;
+    if (!uform__mesh_field(text, "host", holder_host, sizeof holder_host) || !uform__mesh_field_number(text, "pid", &pid) ||
+        !host || strcmp(holder_host, host) || pid == 0 || pid > (uint64_t)INT32_MAX)
+        return false;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}

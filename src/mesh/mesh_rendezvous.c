@@ -23,10 +23,10 @@ double uform__mesh_grace_seconds(double timeout) {
     return timeout / 10 < 1 ? 1 : timeout / 10 > 10 ? 10 : timeout / 10;
 }
 
-uint64_t uform__mesh_wall_ms(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+uform_status_t uform__mesh_wait(const uform__mesh_session_t *s, uint64_t deadline_ns, uint64_t *step_ns) {
+    if (s->cancel && *s->cancel)
+        return uform__fail(UFORM_STATUS_INTERRUPTED, "%s: %s: cancelled while the run met", s->verb, s->job);
+    return uform__mesh_backoff(deadline_ns, step_ns) ? UFORM_STATUS_OK : UFORM_STATUS_TIMEOUT;
 }
 
 void uform__mesh_facts_name(uint64_t index, char *name, size_t capacity) {
@@ -39,13 +39,21 @@ void uform__mesh_took_name(uint64_t index, char *name, size_t capacity) {
 
 uform_status_t uform__mesh_rendezvous(const char *directory, const char *job, double timeout_seconds,
                                       const uform__mesh_facts_t *mine, const uint8_t *nccl_id,
-                                      uform__mesh_roster_t *roster, const char *verb) {
-    if (!uform__mesh_job_name_ok(job))
+                                      uform__mesh_roster_t *roster, const volatile int *cancel, const char *verb) {
+    if (!uform__mesh_job_name_ok(job)) {
+        char shown[UFORM_MESH_PATH_MAX];
+        uform__mesh_short(job ? job : "", shown, sizeof shown);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: job \"%s\" is not a plain name ([A-Za-z0-9._-], 1 to 128 bytes, not . or ..)", verb,
-                           job ? job : "");
-    uform__mesh_session_t s = {
-        .directory = directory, .job = job, .verb = verb, .timeout_seconds = timeout_seconds, .job_fd = -1};
+                           "%s: job is not a plain name ([A-Za-z0-9._-], 1 to 128 bytes, not . or ..): \"%s\"", verb,
+                           shown);
+    }
+    uform__mesh_session_t s = {.directory = directory,
+                               .job = job,
+                               .verb = verb,
+                               .host = mine->host,
+                               .timeout_seconds = timeout_seconds,
+                               .cancel = cancel,
+                               .job_fd = -1};
     s.deadline_ns = uform__now_ns() + (uint64_t)(timeout_seconds * 1e9);
     memset(roster, 0, sizeof *roster);
     uform_status_t status =

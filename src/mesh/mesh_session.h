@@ -19,7 +19,9 @@
 /** One process's side of one rendezvous. */
 typedef struct uform__mesh_session_t {
     const char *directory, *job, *verb;
+    const char *host; /* this process's host name (its facts') */
     double timeout_seconds;
+    const volatile int *cancel; /* the caller's cancel flag (nonzero: stop), or NULL */
     uint64_t deadline_ns; /* uform__now_ns() time at which this process stops waiting */
     int job_fd;           /* the job directory, or -1 */
     char nonce[UFORM_MESH_NONCE_HEX + 1];
@@ -27,13 +29,22 @@ typedef struct uform__mesh_session_t {
 
 /* ---- mesh_rendezvous.c ---- */
 
+/**
+ * One pause of a wait: sleeps the next step of a bounded backoff (0.1 ms doubling to 50 ms, so
+ * every wait looks at the cancel flag at least every 50 ms). OK after a pause; TIMEOUT, without
+ * sleeping, once `deadline_ns` (uform__now_ns time) has passed; INTERRUPTED (its message set)
+ * when the caller's cancel flag is set.
+ */
+uform_status_t uform__mesh_wait(const uform__mesh_session_t *s, uint64_t deadline_ns, uint64_t *step_ns);
 /** Calls the test hook (uform__test_mesh_step) if one is set. */
 void uform__mesh_step(const uform__mesh_session_t *s, uint64_t index, const char *step);
 /** How much longer than its timeout one side waits for the other's last step: a tenth of the
  *  timeout, 1 to 10 s. */
 double uform__mesh_grace_seconds(double timeout_seconds);
-/** Milliseconds since the epoch: the clock index 0's deadline is written in. */
-uint64_t uform__mesh_wall_ms(void);
+/** `directory/job/name` for a message, shortened in the middle ("/very/lo...ng/path") to at
+ *  most 160 bytes, so that the reason that follows it always fits the last error. `name` may be
+ *  NULL (the job directory itself). */
+void uform__mesh_path(const uform__mesh_session_t *s, const char *name, char *out, size_t capacity);
 /** "facts.<i>" (a process's facts) and "took.<i>" (the same file once it has the roster). */
 void uform__mesh_facts_name(uint64_t index, char *name, size_t capacity);
 void uform__mesh_took_name(uint64_t index, char *name, size_t capacity);
@@ -53,12 +64,34 @@ uform_status_t uform__mesh_compare(const uform__mesh_session_t *s, const uform__
                                    const uform__mesh_facts_t *theirs, char *message, size_t capacity);
 /** "3, 5, 9 and 12 more": the indices 1.. whose `done` flag is false. */
 void uform__mesh_list_missing(const bool *done, uint64_t count, char *out, size_t capacity);
-/** Publishes the roster: the shape, or the refusal `status` with its one-line `message`. */
-uform_status_t uform__mesh_write_roster(const uform__mesh_session_t *s, uform_status_t status, const char *message,
-                                        const uform__mesh_roster_t *roster);
-/** Reads the roster `text`: OK with the shape, or the verdict's status and message ("(from
- *  index 0)"); INVALID_ARGUMENT when it is another run's, IO_ERROR when malformed. */
+/** The files' format version: the first line of every file is "uform-mesh-<kind> <version>". */
+#define UFORM_MESH_FORMAT 2
+/** Publishes the roster (the run's shape), sealed with its checksum. */
+uform_status_t uform__mesh_write_roster(const uform__mesh_session_t *s, const uform__mesh_roster_t *roster);
+/** Reads the roster `text`: OK with the shape; MISMATCH naming both format versions when another
+ *  uform wrote it; IO_ERROR naming the file when it is truncated, damaged (its checksum) or
+ *  malformed; INVALID_ARGUMENT when it is another run's. */
 uform_status_t uform__mesh_read_roster(const uform__mesh_session_t *s, const char *text, uform__mesh_roster_t *roster);
+
+/* ---- the outcome: one file, written once, that every process answers ---- */
+
+/** The longest outcome message (it must fit uform_last_error()). */
+#define UFORM_MESH_MESSAGE_MAX 480
+/**
+ * Proposes the run's outcome: `status` with its one-line `message` ("" for OK), written as the
+ * file `outcome` exclusively, by index `by`. Whoever writes it first decides for everyone: the
+ * answer (status, and message into `out`, `capacity` bytes, may alias `message`) is what the
+ * file holds, this proposal or an earlier one. When the file can be neither written nor read,
+ * the answer is the proposal itself (then only this process knows it).
+ */
+uform_status_t uform__mesh_decide(const uform__mesh_session_t *s, uint64_t by, uform_status_t status,
+                                  const char *message, char *out, size_t capacity);
+/** Reads the outcome: 1 with its status and message, 0 when there is none yet, -1 when it cannot
+ *  be read or checked (IO_ERROR's message naming the file in `message`). */
+int uform__mesh_read_outcome(const uform__mesh_session_t *s, uform_status_t *status, char *message, size_t capacity);
+/** Whether index 0 can tell the holder of a file (its text) is gone: a process of this host
+ *  whose pid no longer exists. A process of another host is never judged gone. */
+bool uform__mesh_holder_gone(const char *text, const char *host);
 
 /* ---- mesh_lead.c and mesh_follow.c ---- */
 

@@ -170,6 +170,8 @@ _Static_assert(_Generic(((uform_cuMulticastObjectProp *)0)->handleTypes,
 typedef uform_cuDeviceCanAccessPeer_t toolkit_shape_cuDeviceCanAccessPeer;
 typedef UFORM_CU_MEM_CREATE_SIGNATURE(toolkit_shape_cuMemCreate, CUmemAllocationProp);
 typedef uform_cuMemRelease_t toolkit_shape_cuMemRelease;
+typedef UFORM_CU_MEM_GET_ALLOCATION_GRANULARITY_SIGNATURE(toolkit_shape_cuMemGetAllocationGranularity,
+                                                          CUmemAllocationProp);
 typedef UFORM_CU_MULTICAST_GET_GRANULARITY_SIGNATURE(toolkit_shape_cuMulticastGetGranularity, CUmulticastObjectProp);
 typedef UFORM_CU_MULTICAST_CREATE_SIGNATURE(toolkit_shape_cuMulticastCreate, CUmulticastObjectProp);
 typedef uform_cuMulticastAddDevice_t toolkit_shape_cuMulticastAddDevice;

@@ -1,8 +1,9 @@
 /* The CUDA driver test double's memory keeps the driver's semantics: device memory counts
  * against the configured size (OUT_OF_MEMORY past it, cuMemGetInfo tracking it), `fault
  * alloc=N` fails the Nth cuMemAlloc, freeing an unknown pointer is INVALID_VALUE, pinned host
- * memory is allocated or registered once, and cuPointerGetAttribute tells device from host and
- * gives the range (start and size) of the allocation or registration holding an address. */
+ * memory is allocated or registered once, and cuPointerGetAttribute tells device from host, gives
+ * the range (start and size) of the device allocation holding an address, and refuses a range for
+ * host memory, which cuda.h documents the range attributes for no more than device pointers. */
 #include <stdlib.h>
 
 #include "cuda_double_driver.h"
@@ -19,7 +20,7 @@ static void check_range(cuda_double_t *cu, uintptr_t address, uintptr_t start, s
     CHECK_EQ_INT(got_bytes, bytes);
 }
 
-/* An address in no allocation or registration has no range. */
+/* An address in no device allocation has no range. */
 static void check_no_range(cuda_double_t *cu, uintptr_t address) {
     uform_cuDevicePtr start = 7;
     size_t bytes = 7;
@@ -91,8 +92,8 @@ int main(void) {
     CHECK_CU(cu.cuPointerGetAttribute(&type, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (uintptr_t)pinned),
              UFORM_CUDA_SUCCESS);
     CHECK_EQ_INT(type, UFORM_CU_MEMORYTYPE_HOST);
-    check_range(&cu, (uintptr_t)pinned + 50, (uintptr_t)pinned, 100); /* the host address, the whole allocation */
-    check_range(&cu, (uintptr_t)pinned, (uintptr_t)pinned, 100);
+    check_no_range(&cu, (uintptr_t)pinned + 50); /* host memory: no documented range */
+    check_no_range(&cu, (uintptr_t)pinned);
     CHECK_CU(cu.cuMemFree((uintptr_t)pinned), UFORM_CUDA_ERROR_INVALID_VALUE); /* not device memory */
     CHECK_CU(cu.cuMemHostRegister((char *)pinned + 8, 8, 0), UFORM_CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
     CHECK_CU(cu.cuMemFreeHost(pinned), UFORM_CUDA_SUCCESS);
@@ -112,15 +113,18 @@ int main(void) {
     CHECK_CU(cu.cuPointerGetAttribute(&type, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (uintptr_t)buffer + 10),
              UFORM_CUDA_SUCCESS);
     CHECK_EQ_INT(type, UFORM_CU_MEMORYTYPE_HOST);
-    /* Registered ranges: the whole registration holding the address, each on its own. */
-    check_range(&cu, (uintptr_t)buffer + 10, (uintptr_t)buffer, 4096);
-    check_range(&cu, (uintptr_t)buffer + 4095, (uintptr_t)buffer, 4096);
-    check_range(&cu, (uintptr_t)buffer + 4096, (uintptr_t)buffer + 4096, 4096);
-    check_range(&cu, (uintptr_t)buffer + 8191, (uintptr_t)buffer + 4096, 4096);
+    /* Registered memory is host memory through its whole registration, and has no range. */
+    CHECK_CU(cu.cuPointerGetAttribute(&type, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (uintptr_t)buffer + 8191),
+             UFORM_CUDA_SUCCESS);
+    CHECK_EQ_INT(type, UFORM_CU_MEMORYTYPE_HOST);
+    check_no_range(&cu, (uintptr_t)buffer + 10);
+    check_no_range(&cu, (uintptr_t)buffer + 8191);
     CHECK_CU(cu.cuMemHostUnregister(buffer + 10), UFORM_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
     CHECK_CU(cu.cuMemHostUnregister(buffer), UFORM_CUDA_SUCCESS);
-    check_no_range(&cu, (uintptr_t)buffer + 10); /* pageable again */
-    check_range(&cu, (uintptr_t)buffer + 4096, (uintptr_t)buffer + 4096, 4096);
+    CHECK_CU(cu.cuPointerGetAttribute(&type, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (uintptr_t)buffer + 10),
+             UFORM_CUDA_ERROR_INVALID_VALUE); /* pageable again */
+    CHECK_CU(cu.cuPointerGetAttribute(&type, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (uintptr_t)buffer + 4096),
+             UFORM_CUDA_SUCCESS); /* the other registration stays */
     CHECK_CU(cu.cuMemHostUnregister(buffer + 4096), UFORM_CUDA_SUCCESS);
     CHECK_CU(cu.cuMemHostUnregister(buffer), UFORM_CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
     free(buffer);

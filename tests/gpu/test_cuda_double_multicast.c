@@ -153,6 +153,19 @@ static void granularity_and_creation(void) {
 static void physical_memory(void) {
     uform_cuMemAllocationProp prop = device_memory_prop(0);
     uform_cuMemGenericAllocationHandle handle = 0;
+    /* The allocation granularity cuMemCreate's size must be a multiple of, asked for the prop. */
+    size_t granularity = 0;
+    CHECK_CU(mc.cuMemGetAllocationGranularity(&granularity, &prop, UFORM_CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+             UFORM_CUDA_SUCCESS);
+    CHECK_EQ_INT(granularity, MIB(2));
+    CHECK_CU(mc.cuMemGetAllocationGranularity(&granularity, &prop, UFORM_CU_MEM_ALLOC_GRANULARITY_RECOMMENDED),
+             UFORM_CUDA_SUCCESS);
+    CHECK_EQ_INT(granularity, MIB(2));
+    CHECK_CU(mc.cuMemGetAllocationGranularity(NULL, &prop, 0), UFORM_CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(mc.cuMemGetAllocationGranularity(&granularity, NULL, 0), UFORM_CUDA_ERROR_INVALID_VALUE);
+    CHECK_CU(mc.cuMemGetAllocationGranularity(&granularity, &prop, 2), UFORM_CUDA_ERROR_INVALID_VALUE);
+    uform_cuMemAllocationProp nowhere = device_memory_prop(99);
+    CHECK_CU(mc.cuMemGetAllocationGranularity(&granularity, &nowhere, 0), UFORM_CUDA_ERROR_INVALID_DEVICE);
     CHECK_CU(mc.cuMemCreate(NULL, MIB(2), &prop, 0), UFORM_CUDA_ERROR_INVALID_VALUE);
     CHECK_CU(mc.cuMemCreate(&handle, MIB(2), NULL, 0), UFORM_CUDA_ERROR_INVALID_VALUE);
     CHECK_CU(mc.cuMemCreate(&handle, 0, &prop, 0), UFORM_CUDA_ERROR_INVALID_VALUE);

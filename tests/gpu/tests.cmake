@@ -38,3 +38,24 @@ if(TARGET uform_cli)
     $<TARGET_FILE:uform_cli> $<TARGET_FILE:uform_cuda_emulated>)
   set_tests_properties(gpu.info_lists_gpus PROPERTIES LABELS gpu TIMEOUT 60)
 endif()
+
+# Issue 16's findings on whatever driver loads: the machine's own where scripts/device-check runs
+# it (skipped, exit 77, without an NVIDIA GPU), and here against the double, with a multicast
+# machine whose probe must say yes.
+if(TARGET test_gpu_any_driver_findings)
+  set_tests_properties(gpu.test_gpu_any_driver_findings PROPERTIES SKIP_RETURN_CODE 77 LABELS device)
+  add_test(NAME gpu.test_gpu_any_driver_findings_cuda_double COMMAND test_gpu_any_driver_findings)
+  set_tests_properties(gpu.test_gpu_any_driver_findings_cuda_double PROPERTIES TIMEOUT 120 LABELS gpu
+    ENVIRONMENT "UFORM_TEST_COPY_MIB=32;UFORM_TEST_EXPECT_MULTICAST=1;UFORM_CUDA_LIBRARY=$<TARGET_FILE:uform_cuda_emulated>;UFORM_CUDA_DOUBLE_CONFIG=device cc=9.0 memory=1G multicast=yes nvlink=0\\;device cc=9.0 memory=1G multicast=yes nvlink=0")
+endif()
+
+# scripts/device-check runs only where a GPU is lent: here its syntax, and its Python half's, are
+# checked (the Python steps that can run against the double run in python/tests).
+find_program(uform_bash bash)
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(uform_bash AND Python3_Interpreter_FOUND)
+  add_test(NAME gpu.device_check_syntax COMMAND ${CMAKE_COMMAND} -E env PYTHONPYCACHEPREFIX=${CMAKE_CURRENT_BINARY_DIR}/pycache
+    sh -c "\"$0\" -n \"$1\"/scripts/device-check && \"$2\" -m py_compile \"$1\"/scripts/device_check.py"
+    ${uform_bash} ${PROJECT_SOURCE_DIR} ${Python3_EXECUTABLE})
+  set_tests_properties(gpu.device_check_syntax PROPERTIES LABELS gpu TIMEOUT 60)
+endif()

@@ -17,9 +17,10 @@ int main(void) {
     CHECK_EQ_INT(uform_default_threads(), 3);
 
     size_t length = 0;
-    char text[4096];
+    char text[16384];
     CHECK_OK(uform_info_write(UFORM_INFO_TEXT, text, sizeof text, &length));
+    CHECK(length < sizeof text);
     CHECK(strstr(text, "2.50 CPUs") != NULL);
-    CHECK(strstr(text, "node 0: 4 CPUs (8-11)") != NULL);
+    CHECK(strstr(text, "node 0: 4 usable CPUs (8-11)") != NULL);
     TEST_DONE();
 }

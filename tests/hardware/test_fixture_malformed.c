@@ -185,12 +185,17 @@ int main(void) {
     put("cpuid.txt", "1 0 100000000 0 0 0\n"); /* wider than 32 bits */
     expect_fixture(UFORM_STATUS_MALFORMED, "cpuid.txt");
     put("cpuid.txt", "# nothing\n\n");
+    uint64_t before = uform__seam_generation();
     CHECK_OK(uform__seam_use_fixture(root));
+    /* A move the caches can see: each one counts once. */
+    CHECK_EQ_INT(uform__seam_generation(), before + 1);
     CHECK_CLASS("serial"); /* an x86 CPU that answers no leaves is the floor */
     remove_tree();
     CHECK_STATUS(uform__seam_use_fixture(root), UFORM_STATUS_NOT_FOUND);
-    /* A failed switch keeps the previous fixture. */
+    /* A failed switch keeps the previous fixture, and the caches built from it. */
+    CHECK_EQ_INT(uform__seam_generation(), before + 1);
     CHECK_CLASS("serial");
     CHECK_OK(uform__seam_use_fixture(NULL));
+    CHECK_EQ_INT(uform__seam_generation(), before + 2);
     TEST_DONE();
 }

@@ -20,7 +20,7 @@ static int all(const char *names) {
     return 1;
 }
 
-/* The class a set of feature names implies, by SPEC 4's table (Linux's /proc/cpuinfo names). */
+/* The class a set of feature names implies, by the classes' feature bundles (Linux's /proc/cpuinfo names). */
 static const char *class_of_flags(void) {
 #if UFORM_ARCH_X86_64
     if (!all("avx2 fma f16c bmi2")) return "serial";
@@ -240,7 +240,7 @@ int main(void) {
     }
     if (has_token(compiled, expected_class())) CHECK(has_token(available, expected_class()));
     /* A success leaves the last error as it was, though probing failed inside. */
-    CHECK_OK(uform__seam_use_fixture(NULL)); /* drops the cache so available is computed again */
+    CHECK_OK(uform__seam_use_fixture(NULL)); /* a new seam generation: available is probed again */
     uform__fail(UFORM_STATUS_TIMEOUT, "marker");
     (void)uform_capabilities_available();
     CHECK_EQ_STR(uform_last_error(), "marker");

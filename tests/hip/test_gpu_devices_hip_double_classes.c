@@ -1,4 +1,4 @@
-/* SPEC section 4's AMD classes from gcnArchName: gfx942 -> amd_cdna3, gfx950 -> amd_cdna4,
+/* The class table's AMD rows (src/gpu/gpu_classes.c) from gcnArchName: gfx942 -> amd_cdna3, gfx950 -> amd_cdna4,
  * gfx1250 -> amd_cdna5, any other AMD GPU -> none; the target features after ':' do not matter.
  * Checked on the mapping itself and through the HIP runtime test double. */
 #include "gpu/gpu_devices.h"

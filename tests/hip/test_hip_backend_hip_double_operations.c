@@ -79,15 +79,26 @@ int main(void) {
 
     backend->device_free(&device, device_memory);
     backend->host_free(&device, back);
-    /* Scratch and staging still held when the device closes go with it. */
-    CHECK_OK(backend->device_alloc(&device, 4096, &device.scratch));
+    /* Scratch and staging are the executor's (uform__vram_close frees them before close, as with
+     * CUDA): close leaves them alone, so they are freed once, afterwards here. */
+    void *scratch = NULL;
+    CHECK_OK(backend->device_alloc(&device, 4096, &scratch));
+    device.scratch = scratch;
     device.scratch_bytes = 4096;
     device.staging = pinned;
     device.staging_bytes = BYTES;
     backend->close(&device);
     CHECK(!device.opened);
     CHECK(device.stream == NULL && device.events[0] == NULL && device.events[1] == NULL);
-    CHECK(device.scratch == NULL && device.staging == NULL);
+    CHECK(device.scratch == scratch && device.staging == pinned);
     backend->close(&device); /* a second close does nothing */
+    const uform__hip_execution_api_t *api = NULL;
+    CHECK_OK(uform__hip_execution(&api));
+    uform_hipPointerAttribute attributes;
+    memset(&attributes, 0, sizeof attributes);
+    CHECK_EQ_INT(api->hipPointerGetAttributes(&attributes, scratch), UFORM_HIP_SUCCESS);
+    CHECK_EQ_INT(attributes.type, UFORM_HIP_MEMORY_TYPE_DEVICE); /* still allocated */
+    backend->device_free(&device, scratch);
+    backend->host_free(&device, pinned);
     TEST_DONE();
 }

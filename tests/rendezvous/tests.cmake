@@ -20,3 +20,8 @@ if(TARGET uform_cli)
     $<TARGET_FILE:uform_cli> $<TARGET_FILE:uform_cuda_emulated> $<TARGET_FILE:uform_nccl_emulated>)
   set_tests_properties(rendezvous.uform_mesh_command PROPERTIES LABELS rendezvous TIMEOUT 120)
 endif()
+
+# One outcome under a killed or stopped process at each step: a dozen runs of a few seconds each.
+foreach(name test_mesh_cuda_double_killed test_mesh_cuda_double_stalled)
+  set_tests_properties(rendezvous.${name} PROPERTIES TIMEOUT 240)
+endforeach()

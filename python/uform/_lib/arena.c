@@ -1,23 +1,13 @@
 /* uform.lib: uform.Arena: memory placed where an executor computes, bump-allocated and freed whole.
  *
  * A host arena (RAM or no executor) exposes its whole capacity through the buffer protocol, and
- * refuses to close while a buffer taken from it lives. A device arena (VRAM executor) spans every
- * device of its executor symmetrically, exposes no buffer, and holds its Executor: the C library
- * leaves closing an executor freed meanwhile to its last device arena. */
+ * refuses to close while a buffer or a DLPack tensor taken from it lives. A device arena (VRAM
+ * executor) spans every device of its executor symmetrically, exposes no buffer but a DLPack
+ * tensor per device (arena_view.c), and holds its Executor: the C library leaves closing an
+ * executor freed meanwhile to its last device arena. */
 #include "binding.h"
 
-typedef struct {
-    PyObject_HEAD
-    uform_arena_t *arena; /* NULL once closed */
-    PyObject *executor;   /* the ExecutorObject a device arena holds, else NULL */
-    char *base;           /* a host arena's first byte, else NULL */
-    size_t capacity;
-    size_t devices;
-    Py_ssize_t exports; /* live buffers taken from it */
-    PyObject *weakreflist;
-} ArenaObject;
-
-static int arena_open(ArenaObject *self) {
+int arena_open(ArenaObject *self) {
     if (!self->arena) {
         PyErr_SetString(PyExc_ValueError, "the arena is closed");
         return -1;
@@ -52,17 +42,34 @@ static void Arena_dealloc(ArenaObject *self) {
     if (self->weakreflist) PyObject_ClearWeakRefs((PyObject *)self);
     arena_release(self);
     Py_CLEAR(self->executor); /* after the arena: it may be the executor's last holder */
+    PyMem_Free(self->dl_device_types);
+    PyMem_Free(self->dl_device_ids);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 PyDoc_STRVAR(Arena_new_in_doc,
              "new_in($cls, /, executor, capacity)\n"
-             "--\n\n"
-             "Reserves `capacity` bytes where `executor` computes: host memory bound to its NUMA nodes\n"
-             "for a RAM executor or None (huge pages from 2 MiB up), or device memory on every device of\n"
-             "a VRAM executor, at the same offsets on each. A host arena may outlive its executor; a\n"
-             "device arena keeps it, and closes it when the executor was closed first.\n\n"
-             "Calls uform_arena_new_in.");
+    "--\n"
+    "\n"
+    "Reserves `capacity` bytes where `executor` computes: host memory bound to its NUMA nodes\n"
+    "for a RAM executor or None (huge pages from 2 MiB up), or device memory on every device of\n"
+    "a VRAM executor, at the same offsets on each. A host arena may outlive its executor; a\n"
+    "device arena keeps it, and closes it when the executor was closed first.\n"
+    "\n"
+    "Arguments:\n"
+    "  executor: a uform.Executor, or None for plain host memory.\n"
+    "  capacity: the bytes to reserve (on each device, for a device arena).\n"
+    "\n"
+    "Raises:\n"
+    "  OutOfMemoryError: the memory is not there. TypeError: an executor that is not one.\n"
+    "  ValueError: a closed executor, a negative capacity. OverflowError: a host capacity\n"
+    "  beyond a buffer's reach.\n"
+    "\n"
+    "Example:\n"
+    "    with uform.Arena.new_in(executor, 1 << 20) as arena:\n"
+    "        pointer = arena.allocate(4096)\n"
+    "\n"
+    "Calls uform_arena_new_in.");
 
 static PyObject *Arena_new_in(PyTypeObject *cls, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"executor", "capacity", NULL};
@@ -93,8 +100,9 @@ static PyObject *Arena_new_in(PyTypeObject *cls, PyObject *args, PyObject *kwarg
 
     size_t devices = uform_arena_devices(arena);
     char *base = NULL;
-    if (devices == 0) {
-        /* The first byte: nothing taken yet, so 0 bytes at alignment 1 answer the base itself. */
+    {
+        /* The first byte (device 0's for a device arena): nothing taken yet, so 0 bytes at
+         * alignment 1 answer the base itself. */
         void *first = NULL;
         status = uform_arena_allocate(arena, 0, 1, &first);
         if (status != UFORM_STATUS_OK || capacity > (size_t)PY_SSIZE_T_MAX) {
@@ -115,19 +123,45 @@ static PyObject *Arena_new_in(PyTypeObject *cls, PyObject *args, PyObject *kwarg
         return NULL;
     }
     self->arena = arena;
-    self->base = base;
+    self->base = devices ? NULL : base;
+    self->device_base = devices ? base : NULL;
     self->capacity = capacity;
     self->devices = devices;
-    if (devices) self->executor = Py_NewRef(executor_object);
+    if (devices) {
+        self->executor = Py_NewRef(executor_object);
+        self->dl_device_types = PyMem_Calloc(devices, sizeof(int32_t));
+        self->dl_device_ids = PyMem_Calloc(devices, sizeof(int32_t));
+        if (!self->dl_device_types || !self->dl_device_ids) {
+            Py_DECREF(self);
+            return PyErr_NoMemory();
+        }
+        /* device_view() learns each device's DLPack device on first use: learning is a call,
+         * which would wait here behind the executor's deferred calls. */
+    }
     return (PyObject *)self;
 }
 
 PyDoc_STRVAR(Arena_allocate_doc,
              "allocate($self, /, nbytes, alignment=64)\n"
-             "--\n\n"
-             "Takes `nbytes` from the arena, aligned to `alignment` (a power of two), and answers the\n"
-             "address: device 0's for a device arena. OutOfMemoryError when it does not fit.\n\n"
-             "Calls uform_arena_allocate.");
+    "--\n"
+    "\n"
+    "Takes `nbytes` from the arena and answers the address: device 0's for a device arena\n"
+    "(device_pointer() gives another device's twin). view() or device_view() turn it into an\n"
+    "array, with no arithmetic.\n"
+    "\n"
+    "Arguments:\n"
+    "  nbytes: the bytes to take.\n"
+    "  alignment: a power of two (default 64).\n"
+    "\n"
+    "Raises:\n"
+    "  OutOfMemoryError: it does not fit. InvalidArgumentError: an alignment that is not a\n"
+    "  power of two. ValueError: a closed arena.\n"
+    "\n"
+    "Example:\n"
+    "    pointer = arena.allocate(1024, alignment=4096)\n"
+    "    floats = numpy.from_dlpack(arena.view(pointer, 1024)).view(numpy.float32)\n"
+    "\n"
+    "Calls uform_arena_allocate.");
 
 static PyObject *Arena_allocate(ArenaObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"nbytes", "alignment", NULL};
@@ -146,10 +180,24 @@ static PyObject *Arena_allocate(ArenaObject *self, PyObject *args, PyObject *kwa
 
 PyDoc_STRVAR(Arena_device_pointer_doc,
              "device_pointer($self, /, device, pointer)\n"
-             "--\n\n"
-             "The twin on the executor's device `device` of `pointer`, an address inside device 0's\n"
-             "reservation of a device arena.\n\n"
-             "Calls uform_arena_device_pointer.");
+    "--\n"
+    "\n"
+    "The twin on the executor's device `device` of `pointer`, an address inside device 0's\n"
+    "reservation of a device arena.\n"
+    "\n"
+    "Arguments:\n"
+    "  device: the index among the executor's devices.\n"
+    "  pointer: an address allocate() answered, or any inside device 0's reservation.\n"
+    "\n"
+    "Raises:\n"
+    "  InvalidArgumentError: a host arena, a device out of range, a pointer outside.\n"
+    "  ValueError: a closed arena.\n"
+    "\n"
+    "Example:\n"
+    "    twin = arena.device_pointer(1, arena.allocate(4096))\n"
+    "    gpus.copy_to_device(1, twin, data)\n"
+    "\n"
+    "Calls uform_arena_device_pointer.");
 
 static PyObject *Arena_device_pointer(ArenaObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"device", "pointer", NULL};
@@ -168,8 +216,10 @@ static PyObject *Arena_device_pointer(ArenaObject *self, PyObject *args, PyObjec
 
 static PyObject *arena_close(ArenaObject *self) {
     if (self->exports > 0) {
-        PyErr_Format(PyExc_BufferError, "cannot close the arena: %zd buffer%s taken from it still live", self->exports,
-                     self->exports == 1 ? "" : "s");
+        PyErr_Format(PyExc_BufferError,
+                     "cannot close the arena: %zd buffer%s taken from it still live (memoryviews, arrays over it, "
+                     "DLPack tensors); drop them first",
+                     self->exports, self->exports == 1 ? "" : "s");
         return NULL;
     }
     if (self->arena && self->executor && running_callback_of == (void *)self->executor) {
@@ -183,11 +233,23 @@ static PyObject *arena_close(ArenaObject *self) {
 
 PyDoc_STRVAR(Arena_close_doc,
              "close($self, /)\n"
-             "--\n\n"
-             "Frees the arena whole; every address it gave becomes invalid. Raises BufferError while a\n"
-             "buffer taken from it lives. The last device arena of a closed executor closes it. Closing\n"
-             "twice does nothing.\n\n"
-             "Calls uform_arena_free.");
+    "--\n"
+    "\n"
+    "Frees the arena whole; every address it gave becomes invalid. Closing twice does nothing.\n"
+    "The last device arena of a closed executor closes it.\n"
+    "\n"
+    "Raises:\n"
+    "  BufferError: a buffer, array, ArenaView export or DLPack tensor taken from it still\n"
+    "  lives (drop it first). RuntimeError: a device arena closed from a callback of its own\n"
+    "  executor.\n"
+    "\n"
+    "Example:\n"
+    "    arena = uform.Arena.new_in(None, 4096)\n"
+    "    array = numpy.from_dlpack(arena)\n"
+    "    del array                     # else close() raises BufferError\n"
+    "    arena.close()\n"
+    "\n"
+    "Calls uform_arena_free.");
 
 static PyObject *Arena_close(ArenaObject *self, PyObject *unused) { return arena_close(self); }
 
@@ -256,6 +318,27 @@ static PyObject *Arena_repr(ArenaObject *self) {
     return PyUnicode_FromFormat("<%s host used=%zu capacity=%zu>", name, used, self->capacity);
 }
 
+PyDoc_STRVAR(Arena_enter_doc,
+             "__enter__($self, /)\n"
+             "--\n\n"
+             "Answers the arena itself, for a with block that closes it on exit.\n\n"
+             "Raises:\n"
+             "  ValueError: a closed arena.\n\n"
+             "Example:\n"
+             "    with uform.Arena.new_in(None, 4096) as arena:\n"
+             "        memoryview(arena)[:4] = b\"data\"");
+
+PyDoc_STRVAR(Arena_exit_doc,
+             "__exit__($self, kind, value, traceback, /)\n"
+             "--\n\n"
+             "Closes it, as close() does; the exception leaving the block (kind, value, traceback,\n"
+             "or None) is not suppressed.\n\n"
+             "Raises:\n"
+             "  As close(): BufferError while an export of it lives.\n\n"
+             "Example:\n"
+             "    with uform.Arena.new_in(executor, 1 << 20) as arena:\n"
+             "        pointer = arena.allocate(256)");
+
 static PyMethodDef Arena_methods[] = {
     {"new_in", (PyCFunction)(void (*)(void))Arena_new_in, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      Arena_new_in_doc},
@@ -263,9 +346,14 @@ static PyMethodDef Arena_methods[] = {
     {"device_pointer", (PyCFunction)(void (*)(void))Arena_device_pointer, METH_VARARGS | METH_KEYWORDS,
      Arena_device_pointer_doc},
     {"close", (PyCFunction)Arena_close, METH_NOARGS, Arena_close_doc},
-    {"__enter__", (PyCFunction)Arena_enter, METH_NOARGS, "__enter__($self, /)\n--\n\nAnswers itself."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))Arena_dlpack, METH_VARARGS | METH_KEYWORDS, Arena_dlpack_doc},
+    {"__dlpack_device__", (PyCFunction)Arena_dlpack_device, METH_NOARGS, Arena_dlpack_device_doc},
+    {"view", (PyCFunction)(void (*)(void))Arena_view, METH_VARARGS | METH_KEYWORDS, Arena_view_doc},
+    {"device_view", (PyCFunction)(void (*)(void))Arena_device_view, METH_VARARGS | METH_KEYWORDS,
+     Arena_device_view_doc},
+    {"__enter__", (PyCFunction)Arena_enter, METH_NOARGS, Arena_enter_doc},
     {"__exit__", (PyCFunction)(void (*)(void))Arena_exit, METH_FASTCALL,
-     "__exit__($self, kind, value, traceback, /)\n--\n\nCloses it, as close() does."},
+     Arena_exit_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -181,13 +181,30 @@ int parse_callable(PyObject *object, const char *argument) {
 
 /* Native verbs: `function` is the address of a C function (a ctypes CFUNCTYPE cast to an int,
  * a symbol from a cffi or ctypes library), `context` an address handed to it unchanged. */
+/* The address of a ctypes or cffi object, through uform._native_address; NULL with TypeError. */
+static PyObject *foreign_address(PyObject *object, const char *role) {
+    PyObject *package = PyImport_ImportModule("uform");
+    if (!package) return NULL;
+    PyObject *address = PyObject_CallMethod(package, "_native_address", "Os", object, role);
+    Py_DECREF(package);
+    return address;
+}
+
 int parse_native(PyObject *function_object, PyObject *context_object, void **function, void **context) {
     if (PyBool_Check(function_object) || (PyLong_Check(function_object) && !PyLong_CheckExact(function_object) &&
                                           PyObject_HasAttrString(function_object, "_value_"))) {
         PyErr_SetString(PyExc_TypeError, "function must be an address (int), not a flag or an enum member");
         return -1;
     }
-    if (parse_address(function_object, "function", function) < 0) return -1;
+    if (!PyLong_Check(function_object)) {
+        PyObject *address = foreign_address(function_object, "function");
+        if (!address) return -1;
+        int parsed = parse_address(address, "function", function);
+        Py_DECREF(address);
+        if (parsed < 0) return -1;
+    } else if (parse_address(function_object, "function", function) < 0) {
+        return -1;
+    }
     /* Linux never maps the lowest 64 KiB (vm.mmap_min_addr), so no code lives there: a small
      * number is a mistake (a task index, an enum value), refused rather than jumped to. */
     if ((uintptr_t)*function < 65536) {
@@ -195,6 +212,21 @@ int parse_native(PyObject *function_object, PyObject *context_object, void **fun
                      (size_t)(uintptr_t)*function);
         return -1;
     }
+    if (context_object && !PyLong_Check(context_object) && context_object != Py_None &&
+        !PyFloat_Check(context_object) && !PyUnicode_Check(context_object)) {
+        PyObject *address = foreign_address(context_object, "context");
+        if (!address) return -1;
+        int parsed = parse_address(address, "context", context);
+        Py_DECREF(address);
+        return parsed;
+    }
     if (context_object && parse_address(context_object, "context", context) < 0) return -1;
     return 0;
+}
+
+PyObject *native_keep(PyObject *keep, PyObject *function_object, PyObject *context_object) {
+    int foreign_function = !PyLong_Check(function_object);
+    int foreign_context = context_object && !PyLong_Check(context_object);
+    if (!foreign_function && !foreign_context) return Py_NewRef(keep);
+    return PyTuple_Pack(3, keep, function_object, context_object ? context_object : Py_None);
 }

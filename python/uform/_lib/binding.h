@@ -55,9 +55,13 @@ int parse_address(PyObject *object, const char *argument, void **address);
 int parse_ids(PyObject *object, const char *argument, int32_t **ids, size_t *count);
 /* A callable (TypeError otherwise). */
 int parse_callable(PyObject *object, const char *argument);
-/* The address of a C function (never a small number, a bool or an enum member) and, when
- * `context_object` is given, an address handed to it unchanged. */
+/* The address of a C function (an int, never a small number, a bool or an enum member; or a
+ * ctypes function or cffi function pointer) and, when `context_object` is given, an address
+ * handed to it unchanged (an int, a ctypes object or pointer, a cffi pointer). */
 int parse_native(PyObject *function_object, PyObject *context_object, void **function, void **context);
+/* What a deferred native call keeps alive: `keep`, plus the ctypes or cffi objects it was given
+ * (a CFUNCTYPE callback freed under a running call would be a jump into freed memory). New. */
+PyObject *native_keep(PyObject *keep, PyObject *function_object, PyObject *context_object);
 
 /* ---- callbacks.c --------------------------------------------------------------------------- */
 
@@ -86,6 +90,24 @@ void context_clear(call_context_t *context);
 /* Raises the recorded exception, if any; answers 1 when it did. */
 int raise_recorded(call_context_t *context);
 
+/* ---- interrupt.c --------------------------------------------------------------------------- */
+
+/* A synchronous call's cancel flag, set by Ctrl-C while the call runs on the main thread. */
+typedef struct interrupt_scope_t {
+    volatile int flag; /* uform_call_t.cancel points here */
+    volatile int *outer;
+    int installed;
+} interrupt_scope_t;
+
+/* Learns the main thread; at import. */
+int interrupt_init(void);
+/* Around a synchronous call, holding the GIL: SIGINT then sets scope->flag (on the main thread). */
+void interrupt_enter(interrupt_scope_t *scope);
+void interrupt_leave(interrupt_scope_t *scope);
+/* The exception of a call that answered `status` (not OK) after Ctrl-C cancelled it:
+ * KeyboardInterrupt from Python's handler, else the status's own. NULL. */
+PyObject *interrupted(interrupt_scope_t *scope, uform_status_t status);
+
 /* ---- executor.c ---------------------------------------------------------------------------- */
 
 /* A close in progress: uform_executor_free runs on its own thread so that the closing Python
@@ -98,6 +120,7 @@ typedef struct {
     closer_t *closer;     /* a close begun and not yet seen to end, or NULL */
     PyObject *weakreflist;
     Py_ssize_t busy;      /* Python threads inside a C call on it (guarded by the GIL) */
+    Py_ssize_t lent_staging; /* staging views whose exports outlived their device function (vram.c) */
     int closed;
 } ExecutorObject;
 
@@ -145,12 +168,15 @@ DeferredObject *deferred_new(PyObject *executor, PyObject *function, PyObject *p
                              const char *verb);
 /* Forgets what a Deferred of a refused submission refers to, so that dropping it is quiet. */
 void deferred_discard(DeferredObject *self);
+/* uform.lib._set_wait_slice_hook(callable or None), for tests: see deferred.c. */
+PyObject *set_wait_slice_hook(PyObject *module, PyObject *hook);
 /* Resets the reaper in a fork()ed child, where its thread does not exist. */
 void deferred_atfork_child(void);
 
 /* ---- vram.c -------------------------------------------------------------------------------- */
 
 extern PyTypeObject *DeviceSlotType;
+extern PyTypeObject StagingType;
 extern PyStructSequence_Desc DeviceSlot_desc;
 
 /* A new uform.DeviceSlot for `slot`, or NULL with an exception set. */
@@ -160,11 +186,15 @@ PyObject *device_slot_new(const uform_device_slot_t *slot);
 typedef struct device_function_scope_t {
     void *owner;
     uform_executor_t *executor;
-    PyObject *staging_views; /* a list, or NULL */
+    PyObject *staging_views; /* a list of Staging objects and memoryviews over them, or NULL */
+    size_t staging_bytes;    /* the largest staging request so far: a larger one may replace it */
+    uint32_t vendor;         /* the device's uform_gpu_vendor_t */
     struct device_function_scope_t *outer;
 } device_function_scope_t;
 void device_function_enter(device_function_scope_t *scope, void *owner, uform_executor_t *executor);
 void device_function_leave(device_function_scope_t *scope);
+/* BufferError (-1) while staging exports outlive their device function: `what` would free them. */
+int executor_staging_check(ExecutorObject *self, const char *what);
 
 /* The Executor's GPU methods and attribute, listed in executor.c's tables. */
 PyObject *Executor_for_devices(ExecutorObject *self, PyObject *args, PyObject *kwargs);
@@ -173,21 +203,73 @@ PyObject *Executor_copy_to_device(ExecutorObject *self, PyObject *args, PyObject
 PyObject *Executor_copy_to_host(ExecutorObject *self, PyObject *args, PyObject *kwargs);
 PyObject *Executor_device_scratch(ExecutorObject *self, PyObject *args, PyObject *kwargs);
 PyObject *Executor_staging(ExecutorObject *self, PyObject *args, PyObject *kwargs);
+PyObject *Executor_staging_tensor(ExecutorObject *self, PyObject *args, PyObject *kwargs);
 PyObject *Executor_get_devices(ExecutorObject *self, void *unused);
 PyObject *Executor_get_gpu_class(ExecutorObject *self, void *unused);
 extern const char Executor_for_devices_doc[], Executor_for_devices_native_doc[], Executor_copy_to_device_doc[],
-    Executor_copy_to_host_doc[], Executor_device_scratch_doc[], Executor_staging_doc[];
+    Executor_copy_to_host_doc[], Executor_device_scratch_doc[], Executor_staging_doc[],
+    Executor_staging_tensor_doc[];
 
 #define EXECUTOR_VRAM_METHOD_(name)                                                                      \
     {#name, (PyCFunction)(void (*)(void))Executor_##name, METH_VARARGS | METH_KEYWORDS, Executor_##name##_doc}
 #define EXECUTOR_VRAM_METHODS                                                                            \
     EXECUTOR_VRAM_METHOD_(for_devices), EXECUTOR_VRAM_METHOD_(for_devices_native),                     \
         EXECUTOR_VRAM_METHOD_(copy_to_device), EXECUTOR_VRAM_METHOD_(copy_to_host),                    \
-        EXECUTOR_VRAM_METHOD_(device_scratch), EXECUTOR_VRAM_METHOD_(staging)
+        EXECUTOR_VRAM_METHOD_(device_scratch), EXECUTOR_VRAM_METHOD_(staging), EXECUTOR_VRAM_METHOD_(staging_tensor)
 
-/* ---- arena.c ------------------------------------------------------------------------------- */
+/* ---- dlpack.c ------------------------------------------------------------------------------ */
+
+/* DLDeviceType values (dlpack.h). */
+enum { DL_CPU = 1, DL_CUDA = 2, DL_CUDA_HOST = 3, DL_ROCM = 10, DL_ROCM_HOST = 11 };
+
+/* What one DLPack export borrows from its lender. */
+typedef struct lend_t {
+    void *data;
+    size_t bytes;
+    int32_t device_type, device_id;
+    PyObject *owner;                  /* kept alive by every export */
+    void (*hold)(PyObject *owner);    /* counts one more live export (GIL held) */
+    void (*release)(PyObject *owner); /* counts one fewer (GIL held) */
+    /* For device memory: orders the executor's earlier work before the consumer's reads; -1 with
+     * an exception set when it cannot. NULL: nothing to order. */
+    int (*synchronize)(PyObject *owner);
+} lend_t;
+
+/* __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) over `lend`. */
+PyObject *dlpack_export(const lend_t *lend, PyObject *args, PyObject *kwargs);
+/* __dlpack_device__(): (device_type, device_id). */
+PyObject *dlpack_device_tuple(const lend_t *lend);
+
+/* ---- arena.c, arena_view.c ------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    uform_arena_t *arena; /* NULL once closed */
+    PyObject *executor;   /* the ExecutorObject a device arena holds, else NULL */
+    char *base;           /* a host arena's first byte, else NULL */
+    char *device_base;    /* a device arena's first byte on device 0, else NULL */
+    size_t capacity;
+    size_t devices;
+    int32_t *dl_device_types; /* per device: DL_CUDA or DL_ROCM, 0 until learnt */
+    int32_t *dl_device_ids;   /* per device: the CUdevice or HIP device id */
+    Py_ssize_t exports; /* live buffers, views' buffers and DLPack tensors taken from it */
+    PyObject *weakreflist;
+} ArenaObject;
 
 extern PyTypeObject ArenaType;
+extern PyTypeObject ArenaViewType;
+
+int arena_open(ArenaObject *self);
+void arena_hold(PyObject *arena);
+void arena_let_go(PyObject *arena);
+/* Learns each device's DLPack device (a call on the executor); 0, or -1 with an exception set. */
+int arena_learn_devices(ArenaObject *self);
+/* The arena's __dlpack__, __dlpack_device__, view and device_view, listed in arena.c's table. */
+PyObject *Arena_dlpack(ArenaObject *self, PyObject *args, PyObject *kwargs);
+PyObject *Arena_dlpack_device(ArenaObject *self, PyObject *unused);
+PyObject *Arena_view(ArenaObject *self, PyObject *args, PyObject *kwargs);
+PyObject *Arena_device_view(ArenaObject *self, PyObject *args, PyObject *kwargs);
+extern const char Arena_dlpack_doc[], Arena_dlpack_device_doc[], Arena_view_doc[], Arena_device_view_doc[];
 
 /* ---- mesh.c -------------------------------------------------------------------------------- */
 

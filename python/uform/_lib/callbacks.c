@@ -73,6 +73,7 @@ uform_status_t device_trampoline(void *opaque, const uform_device_slot_t *slot) 
         device_function_scope_t scope;
         running_callback_of = context->owner;
         device_function_enter(&scope, context->owner, context->executor);
+        scope.vendor = slot->vendor;
         result = PyObject_CallOneArg(context->function, argument);
         if (result) { /* the views die with the call; a failure to release one is the call's */
             device_function_leave(&scope);

@@ -124,6 +124,15 @@ void deferred_atfork_child(void) {
 
 /* ---- Deferred ----------------------------------------------------------------------------- */
 
+/* Tests only: called (holding the GIL) each time a wait slice runs out, before the poll that
+ * tells a finished call from a running one, so a test can finish the call inside that window. */
+static PyObject *wait_slice_hook;
+
+PyObject *set_wait_slice_hook(PyObject *module, PyObject *hook) {
+    Py_XSETREF(wait_slice_hook, hook == Py_None ? NULL : Py_NewRef(hook));
+    Py_RETURN_NONE;
+}
+
 DeferredObject *deferred_new(PyObject *executor, PyObject *function, PyObject *progress, PyObject *keep,
                              const char *verb) {
     deferred_call_t *call = PyMem_RawCalloc(1, sizeof *call);
@@ -203,8 +212,20 @@ static PyObject *deferred_outcome(DeferredObject *self, uform_status_t status) {
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(Deferred_done_doc, "done($self, /)\n--\n\nWhether the call finished; never blocks.\n\n"
-                                "Calls uform_deferred_poll.");
+PyDoc_STRVAR(Deferred_done_doc, "done($self, /)\n"
+    "--\n"
+    "\n"
+    "Whether the call finished, whatever its outcome; never blocks.\n"
+    "\n"
+    "Raises:\n"
+    "  ForkedError: in a child process, for a call of the parent's.\n"
+    "\n"
+    "Example:\n"
+    "    pending = executor.for_n(1000, work, deferred=True)\n"
+    "    while not pending.done():\n"
+    "        do_something_else()\n"
+    "\n"
+    "Calls uform_deferred_poll.");
 
 static PyObject *Deferred_done(DeferredObject *self, PyObject *unused) {
     uform_status_t status = uform_deferred_poll(self->call->handle);
@@ -215,10 +236,28 @@ static PyObject *Deferred_done(DeferredObject *self, PyObject *unused) {
 
 PyDoc_STRVAR(Deferred_wait_doc,
              "wait($self, /, timeout=None)\n"
-             "--\n\n"
-             "Waits for the call, at most `timeout` seconds (None: as long as it takes), and raises\n"
-             "its failure. Raises uform.TimeoutError (a builtin TimeoutError) if it is still running.\n\n"
-             "Calls uform_deferred_wait.");
+    "--\n"
+    "\n"
+    "Waits for the call and raises its failure.\n"
+    "\n"
+    "Arguments:\n"
+    "  timeout: seconds to wait at most; None (the default) waits as long as it takes, in\n"
+    "    slices that let Ctrl-C through (KeyboardInterrupt leaves the call running).\n"
+    "\n"
+    "Raises:\n"
+    "  uform.TimeoutError (a builtin TimeoutError too): still running after `timeout`. The\n"
+    "  call's failure: the first exception its callables raised, or its status's exception\n"
+    "  (UFormInterruptedError once cancelled). ValueError: a negative or NaN timeout.\n"
+    "  KeyboardInterrupt.\n"
+    "\n"
+    "Example:\n"
+    "    pending = executor.for_n(1000, work, deferred=True)\n"
+    "    try:\n"
+    "        pending.wait(timeout=5.0)\n"
+    "    except uform.TimeoutError:\n"
+    "        pending.cancel()\n"
+    "\n"
+    "Calls uform_deferred_wait.");
 
 static PyObject *Deferred_wait(DeferredObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"timeout", NULL};
@@ -243,7 +282,15 @@ static PyObject *Deferred_wait(DeferredObject *self, PyObject *args, PyObject *k
         Py_BEGIN_ALLOW_THREADS
         status = uform_deferred_wait(self->call->handle, step);
         Py_END_ALLOW_THREADS
-        /* TIMEOUT is ambiguous: the call may have finished with TIMEOUT as its own status. */
+        if (status == UFORM_STATUS_TIMEOUT && wait_slice_hook) {
+            PyObject *result = PyObject_CallNoArgs(wait_slice_hook);
+            if (!result) return NULL;
+            Py_DECREF(result);
+        }
+        /* TIMEOUT is ambiguous: the slice ran out, or the call finished with TIMEOUT as its own
+         * status. A call that finished since the slice ran out answers its own status now. */
+        if (status == UFORM_STATUS_TIMEOUT && uform_deferred_poll(self->call->handle) == UFORM_STATUS_OK)
+            status = uform_deferred_wait(self->call->handle, 0);
         if (status != UFORM_STATUS_TIMEOUT || uform_deferred_poll(self->call->handle) == UFORM_STATUS_OK)
             return deferred_outcome(self, status);
         waited += step;
@@ -256,8 +303,47 @@ static PyObject *Deferred_wait(DeferredObject *self, PyObject *args, PyObject *k
     }
 }
 
-PyDoc_STRVAR(Deferred_progress_doc, "progress($self, /)\n--\n\nTasks finished so far and in total, as (done, total).\n\n"
-                                    "Calls uform_deferred_progress.");
+PyDoc_STRVAR(Deferred_cancel_doc,
+             "cancel($self, /)\n"
+    "--\n"
+    "\n"
+    "Cancels the call: tasks not yet started never start, running ones finish, and wait() or\n"
+    "await then raise uform.UFormInterruptedError (an InterruptedError). A call still queued\n"
+    "behind others ends at once with progress (0, total). Never blocks; cancelling a finished\n"
+    "call does nothing (its outcome stands), and so does cancelling twice. Cancelling the\n"
+    "asyncio task awaiting a Deferred cancels the call too.\n"
+    "\n"
+    "Raises:\n"
+    "  ForkedError: in a child process, for a call of the parent's.\n"
+    "\n"
+    "Example:\n"
+    "    pending = executor.for_n(10_000, work, deferred=True)\n"
+    "    pending.cancel()\n"
+    "    done, total = pending.progress()   # what ran\n"
+    "\n"
+    "Calls uform_deferred_cancel.");
+
+static PyObject *Deferred_cancel(DeferredObject *self, PyObject *unused) {
+    if (!self->call->handle) Py_RETURN_NONE;
+    uform_status_t status = uform_deferred_cancel(self->call->handle);
+    if (status != UFORM_STATUS_OK) return raise_status(status);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(Deferred_progress_doc, "progress($self, /)\n"
+    "--\n"
+    "\n"
+    "Tasks finished so far and in total, as (done, total): devices for for_devices, bytes for\n"
+    "copies.\n"
+    "\n"
+    "Raises:\n"
+    "  Never raises for a live Deferred.\n"
+    "\n"
+    "Example:\n"
+    "    done, total = pending.progress()\n"
+    "    print(f\"{done / total:.0%}\")\n"
+    "\n"
+    "Calls uform_deferred_progress.");
 
 static PyObject *Deferred_progress(DeferredObject *self, PyObject *unused) {
     size_t done = 0, total = 0;
@@ -288,6 +374,7 @@ static PyMethodDef Deferred_methods[] = {
     {"done", (PyCFunction)Deferred_done, METH_NOARGS, Deferred_done_doc},
     {"wait", (PyCFunction)(void (*)(void))Deferred_wait, METH_VARARGS | METH_KEYWORDS, Deferred_wait_doc},
     {"progress", (PyCFunction)Deferred_progress, METH_NOARGS, Deferred_progress_doc},
+    {"cancel", (PyCFunction)Deferred_cancel, METH_NOARGS, Deferred_cancel_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -220,9 +220,30 @@ static PyObject *constructed(PyTypeObject *cls, uform_status_t status, uform_exe
 
 PyDoc_STRVAR(Executor_for_ram_doc,
              "for_ram($cls, /, threads=0, *, memory_domains=None, deferred_limit=0, cpu_class=None)\n"
-             "--\n\n"
-             "Spawns host threads for RAM-resident models.\n\n"
-             "Calls uform_executor_for_ram.");
+    "--\n"
+    "\n"
+    "Spawns host threads for RAM-resident models.\n"
+    "\n"
+    "Arguments:\n"
+    "  threads: threads a call runs on; 0 (the default) takes default_threads(), n - n/8 of\n"
+    "    the cores of the domains. More threads than cores are allowed.\n"
+    "  memory_domains: NUMA node ids whose cores run the threads; None (the default) or []\n"
+    "    means every node this process may use. Threads are named uform:ram:N.\n"
+    "  deferred_limit: deferred calls that may be in flight at once; 0 (the default) takes\n"
+    "    DEFERRED_LIMIT_DEFAULT.\n"
+    "  cpu_class: a uform.CPUClass to dispatch as; None (the default) derives the CPU's own.\n"
+    "\n"
+    "Raises:\n"
+    "  InvalidArgumentError: a duplicate domain, threads above THREADS_MAX, deferred_limit\n"
+    "    above 65536. NotFoundError: an unknown or CPU-less node. UnsupportedError: a class\n"
+    "    this CPU cannot run. OutOfMemoryError, UFormIOError (no thread could start).\n"
+    "  TypeError, ValueError: arguments of the wrong type or sign.\n"
+    "\n"
+    "Example:\n"
+    "    with uform.Executor.for_ram(4) as executor:\n"
+    "        executor.for_n(100, lambda task, thread: print(task, thread))\n"
+    "\n"
+    "Calls uform_executor_for_ram.");
 
 static PyObject *Executor_for_ram(PyTypeObject *cls, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"threads", "memory_domains", "deferred_limit", "cpu_class", NULL};
@@ -249,9 +270,25 @@ static PyObject *Executor_for_ram(PyTypeObject *cls, PyObject *args, PyObject *k
 
 PyDoc_STRVAR(Executor_on_pool_doc,
              "on_pool($cls, pool, /, *, memory_domains=None, deferred_limit=0, cpu_class=None)\n"
-             "--\n\n"
-             "Borrows a ForkUnion pool; raises UnsupportedError until borrowing is designed.\n\n"
-             "Calls uform_executor_on_pool.");
+    "--\n"
+    "\n"
+    "Borrows a ForkUnion pool; raises UnsupportedError until borrowing is designed.\n"
+    "\n"
+    "Arguments:\n"
+    "  pool: the address of a ForkUnion fu_pool_t (not 0).\n"
+    "  memory_domains, deferred_limit, cpu_class: as for_ram.\n"
+    "\n"
+    "Raises:\n"
+    "  UnsupportedError: always, once the arguments are valid. InvalidArgumentError,\n"
+    "    NotFoundError, TypeError, ValueError: bad arguments, as for_ram.\n"
+    "\n"
+    "Example:\n"
+    "    try:\n"
+    "        uform.Executor.on_pool(pool_address)\n"
+    "    except uform.UnsupportedError:\n"
+    "        executor = uform.Executor.for_ram()\n"
+    "\n"
+    "Calls uform_executor_on_pool.");
 
 static PyObject *Executor_on_pool(PyTypeObject *cls, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"", "memory_domains", "deferred_limit", "cpu_class", NULL};
@@ -278,11 +315,29 @@ static PyObject *Executor_on_pool(PyTypeObject *cls, PyObject *args, PyObject *k
 }
 
 PyDoc_STRVAR(Executor_for_vram_doc,
-             "for_vram($cls, /, devices=None, *, scratch_limit=0, deferred_limit=0, gpu_class=None,"
-             " memory_domains=None, cpu_class=None)\n"
-             "--\n\n"
-             "Opens one submission stream on every named device.\n\n"
-             "Calls uform_executor_for_vram.");
+             "for_vram($cls, /, devices=None, *, scratch_limit=0, deferred_limit=0, gpu_class=None, memory_domains=None, cpu_class=None)\n"
+    "--\n"
+    "\n"
+    "Opens one submission stream on every named device.\n"
+    "\n"
+    "Arguments:\n"
+    "  devices: positions in uform.gpu_devices(); None (the default) or [] means all of them.\n"
+    "  scratch_limit: bytes of device_scratch() per device; 0 (the default) is unbounded.\n"
+    "  deferred_limit: as for_ram.\n"
+    "  gpu_class: a uform.GPUClass to dispatch as; None derives the devices' own.\n"
+    "  memory_domains, cpu_class: the host threads' placement, as for_ram (None: the nodes\n"
+    "    nearest the devices).\n"
+    "\n"
+    "Raises:\n"
+    "  NotFoundError: no GPU, or a position out of range. InvalidArgumentError: a duplicate\n"
+    "  device. UnsupportedError: a class pin a device cannot run, or a driver lacking an entry\n"
+    "  point (named). DeviceFaultError, OutOfMemoryError: a device failed to open.\n"
+    "\n"
+    "Example:\n"
+    "    with uform.Executor.for_vram([0, 1]) as gpus:\n"
+    "        gpus.for_devices(lambda slot: print(slot.device, slot.stream))\n"
+    "\n"
+    "Calls uform_executor_for_vram.");
 
 static PyObject *Executor_for_vram(PyTypeObject *cls, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"devices",        "scratch_limit", "deferred_limit", "gpu_class",
@@ -321,9 +376,24 @@ static PyObject *Executor_for_vram(PyTypeObject *cls, PyObject *args, PyObject *
 
 PyDoc_STRVAR(Executor_drain_doc,
              "drain($self, /, mood=uform.Mood.PARKED)\n"
-             "--\n\n"
-             "Waits for every call submitted before it, then sets the idle mood.\n\n"
-             "Calls uform_executor_drain.");
+    "--\n"
+    "\n"
+    "Waits for every call submitted before it, then sets the idle mood.\n"
+    "\n"
+    "Arguments:\n"
+    "  mood: what idle threads do afterwards: uform.Mood.PARKED (the default: sleep after a\n"
+    "    short spin) or uform.Mood.SPINNING (busy-poll, the lowest latency).\n"
+    "\n"
+    "Raises:\n"
+    "  ValueError: the executor is closed, or a mood that is not a Mood. RuntimeError: called\n"
+    "  from one of its own callbacks. ForkedError: in a child process. DeviceFaultError: its\n"
+    "  devices faulted. A drained call's own failure is not raised here.\n"
+    "\n"
+    "Example:\n"
+    "    executor.for_n(1000, work, deferred=True)\n"
+    "    executor.drain(uform.Mood.SPINNING)   # all done; now spin for the next burst\n"
+    "\n"
+    "Calls uform_executor_drain.");
 
 static PyObject *Executor_drain(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"mood", NULL};
@@ -343,7 +413,17 @@ static PyObject *Executor_drain(ExecutorObject *self, PyObject *args, PyObject *
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(Executor_enter_doc, "__enter__($self, /)\n--\n\nReturns the executor itself.");
+PyDoc_STRVAR(Executor_enter_doc, "__enter__($self, /)\n"
+    "--\n"
+    "\n"
+    "Returns the executor itself, for a with block that closes it on exit.\n"
+    "\n"
+    "Raises:\n"
+    "  ValueError: the executor is closed. RuntimeError: from one of its own callbacks.\n"
+    "\n"
+    "Example:\n"
+    "    with uform.Executor.for_ram() as executor:\n"
+    "        ...");
 
 static PyObject *Executor_enter(ExecutorObject *self, PyObject *unused) {
     if (executor_check(self) < 0) return NULL;
@@ -358,6 +438,7 @@ static PyObject *executor_close(ExecutorObject *self) {
         PyErr_SetString(PyExc_RuntimeError, "a callback must not close the executor running it");
         return NULL;
     }
+    if (!self->closed && executor_staging_check(self, "close()") < 0) return NULL;
     self->closed = 1;
     if (!self->closer) {
         while (self->busy > 0 && self->executor) {
@@ -382,9 +463,23 @@ static PyObject *executor_close(ExecutorObject *self) {
 
 PyDoc_STRVAR(Executor_exit_doc,
              "__exit__($self, kind, value, traceback, /)\n"
-             "--\n\n"
-             "Closes it once its calls finish, or leaves that to its last live GPU arena.\n\n"
-             "Calls uform_executor_free.");
+    "--\n"
+    "\n"
+    "Closes it once its calls finish, or leaves that to its last live GPU arena.\n"
+    "\n"
+    "Arguments:\n"
+    "  kind, value, traceback: the exception leaving the with block, or None; it is not\n"
+    "    suppressed.\n"
+    "\n"
+    "Raises:\n"
+    "  As close().\n"
+    "\n"
+    "Example:\n"
+    "    with uform.Executor.for_ram() as executor:\n"
+    "        pending = executor.for_n(10, work, deferred=True)\n"
+    "    # here pending has finished and the threads are gone\n"
+    "\n"
+    "Calls uform_executor_free.");
 
 static PyObject *Executor_exit(ExecutorObject *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3) {
@@ -396,9 +491,28 @@ static PyObject *Executor_exit(ExecutorObject *self, PyObject *const *args, Py_s
 
 PyDoc_STRVAR(Executor_close_doc,
              "close($self, /)\n"
-             "--\n\n"
-             "Closes it once its calls finish, as leaving a with block does. Closing twice does nothing.\n\n"
-             "Calls uform_executor_free.");
+    "--\n"
+    "\n"
+    "Closes it once its calls finish, as leaving a with block does. Closing twice does nothing.\n"
+    "\n"
+    "Deferred calls still queued run, in order, before it closes: cancel them first\n"
+    "(Deferred.cancel) to have them end without running. The wait answers Ctrl-C: a close\n"
+    "interrupted that way has begun (new calls are refused) and the next close() finishes it.\n"
+    "A VRAM executor with live device arenas closes when the last of them does.\n"
+    "\n"
+    "Raises:\n"
+    "  RuntimeError: from one of its own callbacks. BufferError: a staging export outlived its\n"
+    "  device function (see staging). KeyboardInterrupt: Ctrl-C while waiting. ForkedError: an\n"
+    "  executor inherited across fork() (its memory is released all the same).\n"
+    "\n"
+    "Example:\n"
+    "    executor = uform.Executor.for_ram()\n"
+    "    try:\n"
+    "        executor.for_n(10, work)\n"
+    "    finally:\n"
+    "        executor.close()\n"
+    "\n"
+    "Calls uform_executor_free.");
 
 static PyObject *Executor_close(ExecutorObject *self, PyObject *unused) { return executor_close(self); }
 
@@ -435,19 +549,24 @@ static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject 
     uform_status_t status;
     if (!deferred) {
         call_context_t context = {python_function, progress, NULL, 0, self, NULL};
+        interrupt_scope_t interrupt;
         call.progress = progress ? progress_trampoline : NULL;
         call.progress_context = &context;
+        call.cancel = &interrupt.flag;
         void *task_context = python_function ? (void *)&context : native_context;
         self->busy++;
+        interrupt_enter(&interrupt);
         Py_BEGIN_ALLOW_THREADS
-        status = dispatch(verb, self->executor, progress ? &call : NULL, n, function, task_context);
+        status = dispatch(verb, self->executor, &call, n, function, task_context);
         Py_END_ALLOW_THREADS
+        interrupt_leave(&interrupt);
         self->busy--;
         if (context.error) {
             raise_recorded(&context);
             Py_DECREF(context.error);
             return NULL;
         }
+        if (status != UFORM_STATUS_OK && interrupt.flag) return interrupted(&interrupt, status);
         if (status != UFORM_STATUS_OK) return raise_status(status);
         Py_RETURN_NONE;
     }
@@ -482,13 +601,34 @@ static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject 
 
 PyDoc_STRVAR(Executor_for_n_doc,
              "for_n($self, /, n, fn, *, dynamic=False, deferred=False, progress=None)\n"
-             "--\n\n"
-             "Calls fn(task, thread) once for every task in range(n) on the executor's threads.\n\n"
-             "Split statically (thread t takes a contiguous range), or with dynamic=True one task at a\n"
-             "time from a shared counter. The callable runs holding the GIL; the first exception it\n"
-             "raises stops the call and is raised again here. deferred=True returns a Deferred at once;\n"
-             "progress(done, total) runs on the executor's threads as tasks finish.\n\n"
-             "Calls uform_executor_for_n or uform_executor_for_n_dynamic.");
+    "--\n"
+    "\n"
+    "Calls fn(task, thread) once for every task in range(n) on the executor's threads.\n"
+    "\n"
+    "Arguments:\n"
+    "  n: the number of tasks.\n"
+    "  fn: a callable taking (task, thread); it runs holding the GIL.\n"
+    "  dynamic: False (the default) splits statically (thread t takes a contiguous range);\n"
+    "    True hands out one task at a time from a shared counter, for tasks of uneven cost.\n"
+    "  deferred: False (the default) returns once every task ran; True returns a Deferred at\n"
+    "    once, which can be waited on, awaited or cancelled.\n"
+    "  progress: None, or a callable progress(done, total) run on the executor's threads as\n"
+    "    tasks finish.\n"
+    "\n"
+    "The first exception fn raises stops the call and is raised again here (or by the\n"
+    "Deferred). Ctrl-C during a synchronous call on the main thread stops handing out tasks and\n"
+    "raises KeyboardInterrupt once the running ones return.\n"
+    "\n"
+    "Raises:\n"
+    "  What fn raised. ContendedError: another thread's call holds the executor (or the\n"
+    "  deferred table is full). ValueError: a closed executor. RuntimeError: from one of its\n"
+    "  own callbacks. TypeError: fn or progress not callable. KeyboardInterrupt: Ctrl-C.\n"
+    "\n"
+    "Example:\n"
+    "    squares = [0] * 100\n"
+    "    executor.for_n(100, lambda task, thread: squares.__setitem__(task, task * task))\n"
+    "\n"
+    "Calls uform_executor_for_n or uform_executor_for_n_dynamic.");
 
 static PyObject *Executor_for_n(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"n", "fn", "dynamic", "deferred", "progress", NULL};
@@ -505,9 +645,23 @@ static PyObject *Executor_for_n(ExecutorObject *self, PyObject *args, PyObject *
 
 PyDoc_STRVAR(Executor_for_threads_doc,
              "for_threads($self, /, fn, *, deferred=False, progress=None)\n"
-             "--\n\n"
-             "Calls fn(thread, thread) once on every thread of the executor.\n\n"
-             "Calls uform_executor_for_threads.");
+    "--\n"
+    "\n"
+    "Calls fn(thread, thread) once on every thread of the executor.\n"
+    "\n"
+    "Arguments:\n"
+    "  fn: a callable taking (thread, thread); it runs holding the GIL.\n"
+    "  deferred (default False), progress (default None): as for_n.\n"
+    "\n"
+    "Raises:\n"
+    "  As for_n.\n"
+    "\n"
+    "Example:\n"
+    "    seen = set()\n"
+    "    executor.for_threads(lambda thread, _: seen.add(thread))\n"
+    "    assert seen == set(range(executor.threads))\n"
+    "\n"
+    "Calls uform_executor_for_threads.");
 
 static PyObject *Executor_for_threads(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"fn", "deferred", "progress", NULL};
@@ -521,10 +675,26 @@ static PyObject *Executor_for_threads(ExecutorObject *self, PyObject *args, PyOb
 
 PyDoc_STRVAR(Executor_for_slices_doc,
              "for_slices($self, /, n, fn, *, deferred=False, progress=None)\n"
-             "--\n\n"
-             "Splits range(n) into one contiguous slice per thread and calls fn(first, count, thread)\n"
-             "for each non-empty slice.\n\n"
-             "Calls uform_executor_for_slices.");
+    "--\n"
+    "\n"
+    "Splits range(n) into one contiguous slice per thread and calls fn(first, count, thread)\n"
+    "for each non-empty slice.\n"
+    "\n"
+    "Arguments:\n"
+    "  n: the number of items to split.\n"
+    "  fn: a callable taking (first, count, thread); it runs holding the GIL.\n"
+    "  deferred (default False), progress (default None): as for_n.\n"
+    "\n"
+    "Raises:\n"
+    "  As for_n.\n"
+    "\n"
+    "Example:\n"
+    "    data = list(range(1000))\n"
+    "    sums = [0] * executor.threads\n"
+    "    executor.for_slices(len(data), lambda first, count, thread:\n"
+    "                        sums.__setitem__(thread, sum(data[first:first + count])))\n"
+    "\n"
+    "Calls uform_executor_for_slices.");
 
 static PyObject *Executor_for_slices(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"n", "fn", "deferred", "progress", NULL};
@@ -539,14 +709,35 @@ static PyObject *Executor_for_slices(ExecutorObject *self, PyObject *args, PyObj
 }
 
 PyDoc_STRVAR(Executor_for_n_native_doc,
-             "for_n_native($self, /, n, function, context=0, *, dynamic=False, deferred=False, progress=None,"
-             " keep=None)\n"
-             "--\n\n"
-             "As for_n, calling the C function at address `function`, a uform_task_t\n"
-             "`uform_status_t (*)(void *context, size_t task, size_t thread)`, with `context`, without\n"
-             "the GIL. A deferred call keeps `keep` alive until the Deferred is released; the memory\n"
-             "`context` points to must stay valid that long.\n\n"
-             "Calls uform_executor_for_n or uform_executor_for_n_dynamic.");
+             "for_n_native($self, /, n, function, context=0, *, dynamic=False, deferred=False, progress=None, keep=None)\n"
+    "--\n"
+    "\n"
+    "As for_n, calling a C uform_task_t\n"
+    "`uform_status_t (*)(void *context, size_t task, size_t thread)` without the GIL.\n"
+    "\n"
+    "Arguments:\n"
+    "  n, dynamic, deferred, progress: as for_n.\n"
+    "  function: the C function: its address (an int), a ctypes function object (a CFUNCTYPE\n"
+    "    callback, a library's symbol) or a cffi function pointer.\n"
+    "  context: handed to it unchanged: an address (int, default 0), a ctypes object (its\n"
+    "    address) or pointer, or a cffi pointer.\n"
+    "  keep: any object a deferred call keeps alive until the Deferred is released (the memory\n"
+    "    context points to must stay valid that long); ctypes and cffi objects given as\n"
+    "    function or context are kept the same way.\n"
+    "\n"
+    "A status other than OK from a task stops the call and raises its exception. Ctrl-C stops\n"
+    "handing out tasks and raises KeyboardInterrupt once running ones return.\n"
+    "\n"
+    "Raises:\n"
+    "  The exception of the status a task returned (uform.MismatchError for 8, ...). TypeError:\n"
+    "  a function that is not an address, ctypes or cffi function. ValueError: an address\n"
+    "  below 64 KiB. ContendedError, KeyboardInterrupt: as for_n.\n"
+    "\n"
+    "Example:\n"
+    "    library = ctypes.CDLL(\"./tasks.so\")        # exports int my_task(void *, size_t, size_t)\n"
+    "    executor.for_n_native(1000, library.my_task, ctypes.pointer(state))\n"
+    "\n"
+    "Calls uform_executor_for_n or uform_executor_for_n_dynamic.");
 
 static PyObject *Executor_for_n_native(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"n", "function", "context", "dynamic", "deferred", "progress", "keep", NULL};
@@ -559,15 +750,32 @@ static PyObject *Executor_for_n_native(ExecutorObject *self, PyObject *args, PyO
     void *function = NULL, *context = NULL;
     if (parse_size(n_object, "n", &n) < 0 || parse_native(function_object, context_object, &function, &context) < 0)
         return NULL;
-    return run_verb(self, dynamic ? VERB_FOR_N_DYNAMIC : VERB_FOR_N, n, NULL, function, context, keep, deferred,
+    PyObject *held = native_keep(keep, function_object, context_object);
+    if (!held) return NULL;
+    PyObject *result = run_verb(self, dynamic ? VERB_FOR_N_DYNAMIC : VERB_FOR_N, n, NULL, function, context, held, deferred,
                     progress);
+    Py_DECREF(held);
+    return result;
 }
 
 PyDoc_STRVAR(Executor_for_threads_native_doc,
              "for_threads_native($self, /, function, context=0, *, deferred=False, progress=None, keep=None)\n"
-             "--\n\n"
-             "As for_threads, calling the C uform_task_t at address `function` without the GIL.\n\n"
-             "Calls uform_executor_for_threads.");
+    "--\n"
+    "\n"
+    "As for_threads, calling the C uform_task_t `function` with (context, thread, thread)\n"
+    "without the GIL.\n"
+    "\n"
+    "Arguments:\n"
+    "  function, context (default 0), keep (default None): as for_n_native.\n"
+    "  deferred (default False), progress (default None): as for_n.\n"
+    "\n"
+    "Raises:\n"
+    "  As for_n_native.\n"
+    "\n"
+    "Example:\n"
+    "    executor.for_threads_native(library.warm_up, 0)\n"
+    "\n"
+    "Calls uform_executor_for_threads.");
 
 static PyObject *Executor_for_threads_native(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"function", "context", "deferred", "progress", "keep", NULL};
@@ -578,16 +786,32 @@ static PyObject *Executor_for_threads_native(ExecutorObject *self, PyObject *arg
         return NULL;
     void *function = NULL, *context = NULL;
     if (parse_native(function_object, context_object, &function, &context) < 0) return NULL;
-    return run_verb(self, VERB_FOR_THREADS, 0, NULL, function, context, keep, deferred, progress);
+    PyObject *held = native_keep(keep, function_object, context_object);
+    if (!held) return NULL;
+    PyObject *result = run_verb(self, VERB_FOR_THREADS, 0, NULL, function, context, held, deferred, progress);
+    Py_DECREF(held);
+    return result;
 }
 
 PyDoc_STRVAR(Executor_for_slices_native_doc,
              "for_slices_native($self, /, n, function, context=0, *, deferred=False, progress=None, keep=None)\n"
-             "--\n\n"
-             "As for_slices, calling the C function at address `function`, a uform_slice_t\n"
-             "`uform_status_t (*)(void *context, size_t first, size_t count, size_t thread)`, without\n"
-             "the GIL.\n\n"
-             "Calls uform_executor_for_slices.");
+    "--\n"
+    "\n"
+    "As for_slices, calling the C function `function`, a uform_slice_t\n"
+    "`uform_status_t (*)(void *context, size_t first, size_t count, size_t thread)`, without\n"
+    "the GIL.\n"
+    "\n"
+    "Arguments:\n"
+    "  n, deferred (default False), progress (default None): as for_slices.\n"
+    "  function, context (default 0), keep (default None): as for_n_native.\n"
+    "\n"
+    "Raises:\n"
+    "  As for_n_native.\n"
+    "\n"
+    "Example:\n"
+    "    executor.for_slices_native(len(values), library.sum_slice, ctypes.pointer(totals))\n"
+    "\n"
+    "Calls uform_executor_for_slices.");
 
 static PyObject *Executor_for_slices_native(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"n", "function", "context", "deferred", "progress", "keep", NULL};
@@ -600,7 +824,11 @@ static PyObject *Executor_for_slices_native(ExecutorObject *self, PyObject *args
     void *function = NULL, *context = NULL;
     if (parse_size(n_object, "n", &n) < 0 || parse_native(function_object, context_object, &function, &context) < 0)
         return NULL;
-    return run_verb(self, VERB_FOR_SLICES, n, NULL, function, context, keep, deferred, progress);
+    PyObject *held = native_keep(keep, function_object, context_object);
+    if (!held) return NULL;
+    PyObject *result = run_verb(self, VERB_FOR_SLICES, n, NULL, function, context, held, deferred, progress);
+    Py_DECREF(held);
+    return result;
 }
 
 /* ---- attributes ------------------------------------------------------------------------------- */

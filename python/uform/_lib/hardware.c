@@ -155,6 +155,7 @@ PyMethodDef module_methods[] = {
     {"info", (PyCFunction)(void (*)(void))module_info, METH_VARARGS | METH_KEYWORDS, info_doc},
     {"cpu_class_derived", module_cpu_class_derived, METH_NOARGS, cpu_class_derived_doc},
     {"default_threads", module_default_threads, METH_NOARGS, default_threads_doc},
+    {"_set_wait_slice_hook", set_wait_slice_hook, METH_O, "Tests only: a callable run each time a Deferred.wait slice runs out."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,6 +1,10 @@
 /* uform.lib: uform.MeshOptions, uform.Mesh and uform.MeshDescription. */
 #include "binding.h"
 
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+
 PyTypeObject *MeshDescriptionType;
 
 /* -------------------------------------------------------------------------------------------- */
@@ -213,7 +217,48 @@ static void Mesh_dealloc(MeshObject *self) {
 PyDoc_STRVAR(Mesh_bootstrap_doc, "bootstrap($cls, executor, options, /)\n"
                                  "--\n\n"
                                  "Joins this process to the run's mesh.\n\n"
+                                 "Every process of the run gets the same answer. Ctrl-C while it waits\n"
+                                 "raises KeyboardInterrupt (the others learn it at once).\n\n"
                                  "Calls uform_mesh_bootstrap.");
+
+
+/* Ctrl-C during a bootstrap. The wait runs without the GIL, where Python's own SIGINT handler
+ * only trips a flag for later: a C handler, installed for the wait, also sets the bootstrap's
+ * cancel flag (the mesh looks at it every 50 ms), then chains to the handler it replaced, so
+ * Python raises KeyboardInterrupt once the bootstrap returns. Installed while any bootstrap
+ * waits (counted under the GIL), never when SIGINT is ignored. */
+static volatile int interrupt_requested;
+static struct sigaction interrupt_previous;
+static int interrupt_waiters;
+
+static void interrupt_handler(int signum, siginfo_t *info, void *context) {
+    interrupt_requested = 1;
+    if (interrupt_previous.sa_flags & SA_SIGINFO) {
+        if (interrupt_previous.sa_sigaction) interrupt_previous.sa_sigaction(signum, info, context);
+    } else if (interrupt_previous.sa_handler != SIG_DFL && interrupt_previous.sa_handler != SIG_IGN) {
+        interrupt_previous.sa_handler(signum);
+    }
+}
+
+static bool interrupt_handler_install(void) {
+    if (interrupt_waiters++ > 0) return true;
+    interrupt_requested = 0;
+    struct sigaction ours;
+    memset(&ours, 0, sizeof ours);
+    ours.sa_sigaction = interrupt_handler;
+    ours.sa_flags = SA_SIGINFO;
+    sigemptyset(&ours.sa_mask);
+    if (sigaction(SIGINT, NULL, &interrupt_previous) != 0 || interrupt_previous.sa_handler == SIG_IGN ||
+        sigaction(SIGINT, &ours, NULL) != 0) {
+        interrupt_waiters--;
+        return false;
+    }
+    return true;
+}
+
+static void interrupt_handler_remove(void) {
+    if (--interrupt_waiters == 0) sigaction(SIGINT, &interrupt_previous, NULL);
+}
 
 static PyObject *Mesh_bootstrap(PyTypeObject *cls, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
@@ -263,10 +308,22 @@ static PyObject *Mesh_bootstrap(PyTypeObject *cls, PyObject *const *args, Py_ssi
     uform_mesh_t *mesh = NULL;
     uform_status_t status;
     executor->busy++;
+    options.cancel = &interrupt_requested;
+    bool handling = options_pointer && interrupt_handler_install();
     Py_BEGIN_ALLOW_THREADS
     status = uform_mesh_bootstrap(executor->executor, options_pointer, &mesh);
     Py_END_ALLOW_THREADS
+    if (handling) interrupt_handler_remove();
     executor->busy--;
+    if (status == UFORM_STATUS_INTERRUPTED) {
+        /* Python's own handler, chained, has tripped its flag: KeyboardInterrupt, as for any
+         * Ctrl-C; where it was not Python's, raise it here. */
+        Py_XDECREF(directory);
+        Py_XDECREF(job);
+        Py_DECREF(self);
+        if (PyErr_CheckSignals() == 0) PyErr_SetNone(PyExc_KeyboardInterrupt);
+        return NULL;
+    }
     Py_XDECREF(directory);
     Py_XDECREF(job);
     if (status != UFORM_STATUS_OK) {

@@ -23,7 +23,7 @@ PyMODINIT_FUNC PyInit_lib(void) {
         atfork_registered = 1;
         pthread_atfork(NULL, NULL, deferred_atfork_child);
     }
-    if (add_errors(module) < 0) goto fail;
+    if (add_errors(module) < 0 || interrupt_init() < 0) goto fail;
     if (!GPUDeviceType) GPUDeviceType = PyStructSequence_NewType(&GPUDevice_desc);
     if (!MeshDescriptionType) MeshDescriptionType = PyStructSequence_NewType(&MeshDescription_desc);
     if (!DeviceSlotType) DeviceSlotType = PyStructSequence_NewType(&DeviceSlot_desc);
@@ -32,7 +32,7 @@ PyMODINIT_FUNC PyInit_lib(void) {
         PyModule_AddObjectRef(module, "MeshDescription", (PyObject *)MeshDescriptionType) < 0 ||
         PyModule_AddObjectRef(module, "DeviceSlot", (PyObject *)DeviceSlotType) < 0)
         goto fail;
-    PyTypeObject *types[] = {&ExecutorType, &DeferredType, &ArenaType, &MeshOptionsType, &MeshType};
+    PyTypeObject *types[] = {&ExecutorType, &DeferredType, &ArenaType, &ArenaViewType, &StagingType, &MeshOptionsType, &MeshType};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; ++i)
         if (PyModule_AddType(module, types[i]) < 0) goto fail;
     if (PyModule_AddStringConstant(module, "VERSION", uform_version()) < 0 ||

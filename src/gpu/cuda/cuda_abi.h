@@ -209,10 +209,11 @@ typedef uform_cuResult (*uform_cuLaunchHostFunc_t)(uform_cuStream stream, uform_
     X(cuEventQuery, "cuEventQuery", 2000, "cuEventQuery", uform_cuEventQuery_t)
 
 /*
- * Multicast (NVSwitch multimem): the probe of src/mesh/mesh_multicast.c. Optional, each entry
- * point resolved on its own through uform__cuda_resolve, so a driver without them still runs
- * VRAM executors; neither the discovery loader nor the execution binding touches this list.
- * Same X row shape as above; none of these names has a versioned symbol in cuda.h.
+ * Multicast (NVSwitch multimem): the probe of src/gpu/cuda/cuda_multicast.c. One table of
+ * optional entries (a driver without them still runs VRAM executors), bound apart from the
+ * discovery and execution tables; cuDeviceCanAccessPeer, which the NVLink domain needs without
+ * the rest, comes last. Same X row shape as above; none of these names has a versioned symbol in
+ * cuda.h.
  */
 enum {
     UFORM_CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED = 132
@@ -232,6 +233,7 @@ typedef unsigned int uform_cuMemAllocationHandleType;
 typedef unsigned int uform_cuMemLocationType;
 typedef unsigned int uform_cuMemAllocationType;
 typedef unsigned int uform_cuMulticastGranularityFlags;
+typedef unsigned int uform_cuMemAllocationGranularityFlags;
 enum {
     UFORM_CU_MEM_HANDLE_TYPE_NONE = 0,
     UFORM_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1,
@@ -269,7 +271,7 @@ typedef struct uform_cuMulticastObjectProp {
     unsigned long long flags;
 } uform_cuMulticastObjectProp;
 
-/* The three entry points taking a struct are spelled through a macro of the struct type, so
+/* The four entry points taking a struct are spelled through a macro of the struct type, so
  * the toolkit test can instantiate the very same signature over cuda.h's struct and compare it
  * with the prototype (our struct is a distinct type; its layout is checked field by field). */
 #define UFORM_CU_MEM_CREATE_SIGNATURE(name, prop_type)                                              \
@@ -277,12 +279,16 @@ typedef struct uform_cuMulticastObjectProp {
                            unsigned long long flags)
 #define UFORM_CU_MULTICAST_CREATE_SIGNATURE(name, prop_type)                                        \
     uform_cuResult (*name)(uform_cuMemGenericAllocationHandle * multicast, const prop_type *prop)
+#define UFORM_CU_MEM_GET_ALLOCATION_GRANULARITY_SIGNATURE(name, prop_type)                          \
+    uform_cuResult (*name)(size_t * granularity, const prop_type *prop, uform_cuMemAllocationGranularityFlags option)
 #define UFORM_CU_MULTICAST_GET_GRANULARITY_SIGNATURE(name, prop_type)                               \
     uform_cuResult (*name)(size_t * granularity, const prop_type *prop, uform_cuMulticastGranularityFlags option)
 
 typedef uform_cuResult (*uform_cuDeviceCanAccessPeer_t)(int *can_access, uform_cuDevice device, uform_cuDevice peer);
 typedef UFORM_CU_MEM_CREATE_SIGNATURE(uform_cuMemCreate_t, uform_cuMemAllocationProp);
 typedef uform_cuResult (*uform_cuMemRelease_t)(uform_cuMemGenericAllocationHandle handle);
+typedef UFORM_CU_MEM_GET_ALLOCATION_GRANULARITY_SIGNATURE(uform_cuMemGetAllocationGranularity_t,
+                                                          uform_cuMemAllocationProp);
 typedef UFORM_CU_MULTICAST_CREATE_SIGNATURE(uform_cuMulticastCreate_t, uform_cuMulticastObjectProp);
 typedef uform_cuResult (*uform_cuMulticastAddDevice_t)(uform_cuMemGenericAllocationHandle multicast,
                                                        uform_cuDevice device);
@@ -297,16 +303,32 @@ typedef UFORM_CU_MULTICAST_GET_GRANULARITY_SIGNATURE(uform_cuMulticastGetGranula
 /* Versions: cuDeviceCanAccessPeer appeared in CUDA 4.0, the virtual memory management calls
  * (cuMemCreate, cuMemRelease) in 10.2, the multicast objects in 12.1. */
 #define UFORM_CUDA_MULTICAST_ENTRY_POINTS(X)                                                      \
-    X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", 4000, "cuDeviceCanAccessPeer",               \
-      uform_cuDeviceCanAccessPeer_t)                                                               \
     X(cuMemCreate, "cuMemCreate", 10020, "cuMemCreate", uform_cuMemCreate_t)                         \
     X(cuMemRelease, "cuMemRelease", 10020, "cuMemRelease", uform_cuMemRelease_t)                     \
+    X(cuMemGetAllocationGranularity, "cuMemGetAllocationGranularity", 10020, "cuMemGetAllocationGranularity", \
+      uform_cuMemGetAllocationGranularity_t)                                                       \
     X(cuMulticastGetGranularity, "cuMulticastGetGranularity", 12010, "cuMulticastGetGranularity",  \
       uform_cuMulticastGetGranularity_t)                                                           \
     X(cuMulticastCreate, "cuMulticastCreate", 12010, "cuMulticastCreate", uform_cuMulticastCreate_t) \
     X(cuMulticastAddDevice, "cuMulticastAddDevice", 12010, "cuMulticastAddDevice",                 \
       uform_cuMulticastAddDevice_t)                                                                \
     X(cuMulticastBindMem, "cuMulticastBindMem", 12010, "cuMulticastBindMem", uform_cuMulticastBindMem_t) \
-    X(cuMulticastUnbind, "cuMulticastUnbind", 12010, "cuMulticastUnbind", uform_cuMulticastUnbind_t)
+    X(cuMulticastUnbind, "cuMulticastUnbind", 12010, "cuMulticastUnbind", uform_cuMulticastUnbind_t) \
+    X(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", 4000, "cuDeviceCanAccessPeer",               \
+      uform_cuDeviceCanAccessPeer_t)
+
+/* Peer links, for the report's GPU table (src/report/): CUdevice_P2PAttribute and
+ * cuDeviceGetP2PAttribute (CUDA 8.0), optional like the multicast entry points. */
+typedef enum uform_cuDeviceP2PAttribute {
+    UFORM_CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK = 0x01,
+    UFORM_CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED = 0x02,
+    UFORM_CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED = 0x03,
+    UFORM_CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED = 0x04
+} uform_cuDeviceP2PAttribute;
+typedef uform_cuResult (*uform_cuDeviceGetP2PAttribute_t)(int *value, uform_cuDeviceP2PAttribute attribute,
+                                                          uform_cuDevice source, uform_cuDevice destination);
+#define UFORM_CUDA_PEER_ENTRY_POINTS(X)                                                           \
+    X(cuDeviceGetP2PAttribute, "cuDeviceGetP2PAttribute", 8000, "cuDeviceGetP2PAttribute",         \
+      uform_cuDeviceGetP2PAttribute_t)
 
 #endif

@@ -5,13 +5,16 @@
  * The current context is the calling thread's, and most operations run on the caller's own
  * thread (drain, arenas, copies, free), where a CUDA runtime (PyTorch, CuPy) keeps its device
  * in that same slot. So every operation but make_current makes the device's context current only
- * for its own duration (enter/leave below) and gives the thread back the context it had, NULL
+ * for its own duration (gpu_call.h's scope) and gives the thread back the context it had, NULL
  * included; make_current alone leaves it current, for the device functions that need it. */
-#include <stdio.h>
+#include <stdint.h>
 
 #include "core/error.h"
 #include "gpu/cuda/cuda_loader.h"
+#include "gpu/cuda/cuda_multicast.h"
 #include "gpu/gpu_backend.h"
+#include "gpu/gpu_call.h"
+#include "platform/platform.h"
 
 /* Set by uform__cuda_backend (the same values by every thread: the loader binds once), read by
  * every operation; atomic so that threads racing to set them are no data race. */
@@ -44,20 +47,42 @@ static bool is_sticky(uform_cuResult result) {
     }
 }
 
-/* A driver answer as a status, with `what` and the driver's error name in the message. */
-static uform_status_t check(uform__gpu_device_t *device, uform_cuResult result, const char *what) {
+/* gpu_backend.h's statuses for a driver answer, with `what` and the driver's error name. */
+static uform_status_t check(uform__gpu_device_t *device, unsigned result, const char *what) {
     if (result == UFORM_CUDA_SUCCESS) return UFORM_STATUS_OK;
     char buffer[32];
     const char *name = uform__cuda_error_name(&driver()->api, result, buffer, sizeof buffer);
-    uform_status_t status = UFORM_STATUS_DEVICE_FAULT;
-    if (result == UFORM_CUDA_ERROR_OUT_OF_MEMORY) status = UFORM_STATUS_OUT_OF_MEMORY;
+    uform__gpu_error_t kind = UFORM__GPU_ERROR_OTHER;
+    if (result == UFORM_CUDA_ERROR_OUT_OF_MEMORY) kind = UFORM__GPU_ERROR_OUT_OF_MEMORY;
     else if (result == UFORM_CUDA_ERROR_INVALID_VALUE || result == UFORM_CUDA_ERROR_INVALID_HANDLE)
-        status = UFORM_STATUS_INVALID_ARGUMENT;
+        kind = UFORM__GPU_ERROR_INVALID;
     else if (is_sticky(result))
-        atomic_store(&device->faulted, true);
-    return uform__fail(status, "%s on GPU %d (CUDA device %d) answered %s", what, (int)device->ordinal,
-                       (int)device->native_device, name);
+        kind = UFORM__GPU_ERROR_STICKY;
+    return uform__gpu_fail(device, kind, name, "%s", what);
 }
+
+/* The thread's current context, as gpu_call.h's scope reads and sets it. */
+static unsigned get_current(intptr_t *current) {
+    uform_cuContext context = NULL;
+    uform_cuResult result = cu()->cuCtxGetCurrent(&context);
+    *current = (intptr_t)context;
+    return result;
+}
+static unsigned set_current(intptr_t current) { return cu()->cuCtxSetCurrent((uform_cuContext)current); }
+static intptr_t context_of(const uform__gpu_device_t *device) { return (intptr_t)device->native_context; }
+static const uform__gpu_current_t current = {
+    .get_name = "cuCtxGetCurrent",
+    .set_name = "cuCtxSetCurrent",
+    .get = get_current,
+    .set = set_current,
+    .of = context_of,
+    .check = check,
+};
+
+/* One driver call with the device's context current, its status into `status` (gpu_call.h). */
+#define CU_CALL_(status, device, call, what) UFORM__GPU_SCOPED_CALL(status, &current, device, call, what)
+/* One driver call on a path that goes on whatever it answers (free, close). */
+#define CU_CALL_QUIETLY_(device, call) UFORM__GPU_QUIET_CALL(&current, device, call)
 
 /* Makes the device's context current and leaves it so: only for device functions, which are
  * documented (vram.h) to run with it current. */
@@ -65,65 +90,47 @@ static uform_status_t make_current(uform__gpu_device_t *device) {
     return check(device, cu()->cuCtxSetCurrent((uform_cuContext)device->native_context), "cuCtxSetCurrent");
 }
 
-/* What enter found current on the calling thread, for leave to put back. */
-typedef struct scope_t {
-    uform_cuContext previous;
-    bool switched; /* enter made the device's context current: leave restores `previous` */
-} scope_t;
+/* Host threads wait on every event uform makes: blocking-sync (gpu_backend.h), no timing. */
+#define EVENT_FLAGS (UFORM_CU_EVENT_DISABLE_TIMING | UFORM_CU_EVENT_BLOCKING_SYNC)
 
-/* Makes the device's context current on the calling thread for one operation, remembering the
- * thread's own (a caller's CUDA runtime keeps its device there); nothing to do when it already is
- * (a device function, or a thread still inside an operation). */
-static uform_status_t enter(uform__gpu_device_t *device, scope_t *scope) {
-    scope->previous = NULL;
-    scope->switched = false;
-    uform_cuContext previous = NULL;
-    uform_status_t status = check(device, cu()->cuCtxGetCurrent(&previous), "cuCtxGetCurrent");
-    if (status != UFORM_STATUS_OK) return status;
-    scope->previous = previous;
-    if (previous == (uform_cuContext)device->native_context) return UFORM_STATUS_OK;
-    status = check(device, cu()->cuCtxSetCurrent((uform_cuContext)device->native_context), "cuCtxSetCurrent");
-    if (status == UFORM_STATUS_OK) scope->switched = true;
+static uform_status_t save_current(uform__gpu_device_t *device, uintptr_t *saved) {
+    uform_cuContext now = NULL;
+    uform_status_t status = check(device, cu()->cuCtxGetCurrent(&now), "cuCtxGetCurrent");
+    *saved = (uintptr_t)now;
     return status;
 }
 
-/* Gives the thread back the context enter found (NULL included). Its error, if any, is not the
- * operation's: the context restored is the caller's, and may be one uform never saw. */
-static void leave(const scope_t *scope) {
-    if (scope->switched) cu()->cuCtxSetCurrent(scope->previous);
+static void restore_current(uform__gpu_device_t *device, uintptr_t saved) {
+    (void)device;
+    cu()->cuCtxSetCurrent((uform_cuContext)saved);
 }
 
-/* As enter, for the paths that must go on whatever the driver answers (free, close): no message,
- * the device's context made current if the driver lets it. */
-static void enter_quietly(uform__gpu_device_t *device, scope_t *scope) {
-    scope->previous = NULL;
-    scope->switched = false;
-    uform_cuContext previous = NULL;
-    if (cu()->cuCtxGetCurrent(&previous) != UFORM_CUDA_SUCCESS) {
-        /* Nothing known to restore: set it anyway, as the free must still be tried. */
-        cu()->cuCtxSetCurrent((uform_cuContext)device->native_context);
-        return;
-    }
-    scope->previous = previous;
-    if (previous == (uform_cuContext)device->native_context) return;
-    scope->switched = cu()->cuCtxSetCurrent((uform_cuContext)device->native_context) == UFORM_CUDA_SUCCESS;
+/* A device function's bracket (gpu_backend.h): gpu_call.h's scope, held across the function. */
+static uform_status_t enter_for_function(uform__gpu_device_t *device, uform__gpu_scope_t *scope) {
+    return uform__gpu_enter(&current, device, scope);
+}
+static void leave_after_function(uform__gpu_device_t *device, const uform__gpu_scope_t *scope) {
+    (void)device;
+    uform__gpu_leave(&current, scope);
 }
 
 static void close_device(uform__gpu_device_t *device) {
     if (!device->opened) return;
     /* Errors are ignored: free releases everything, a faulted context included. */
-    scope_t scope;
-    enter_quietly(device, &scope);
+    uform__gpu_scope_t scope;
+    uform__gpu_enter_quietly(&current, device, &scope);
     if (device->stream) cu()->cuStreamSynchronize((uform_cuStream)device->stream);
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++)
         if (device->events[i]) cu()->cuEventDestroy((uform_cuEvent)device->events[i]);
+    if (device->wait_event) cu()->cuEventDestroy((uform_cuEvent)device->wait_event);
     if (device->stream) cu()->cuStreamDestroy((uform_cuStream)device->stream);
     /* The thread's own context back before the release: the caller's, not NULL. */
-    leave(&scope);
+    uform__gpu_leave(&current, &scope);
     cu()->cuDevicePrimaryCtxRelease(device->native_device);
     device->stream = NULL;
     device->native_context = NULL;
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++) device->events[i] = NULL;
+    device->wait_event = NULL;
     device->opened = false;
 }
 
@@ -138,132 +145,120 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
     device->native_context = context;
     device->opened = true;
     uform_cuStream stream = NULL;
-    scope_t scope;
-    status = enter(device, &scope);
+    uform__gpu_scope_t scope;
+    status = uform__gpu_enter(&current, device, &scope);
     if (status == UFORM_STATUS_OK)
         status = check(device, cu()->cuStreamCreate(&stream, UFORM_CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     device->stream = stream;
-    for (size_t i = 0; i < UFORM_STAGING_BUFFERS && status == UFORM_STATUS_OK; i++) {
+    for (size_t i = 0; i <= UFORM_STAGING_BUFFERS && status == UFORM_STATUS_OK; i++) {
         uform_cuEvent event = NULL;
-        status = check(device, cu()->cuEventCreate(&event, UFORM_CU_EVENT_DISABLE_TIMING), "cuEventCreate");
-        device->events[i] = event;
+        status = check(device, cu()->cuEventCreate(&event, EVENT_FLAGS), "cuEventCreate");
+        if (i < UFORM_STAGING_BUFFERS) device->events[i] = event;
+        else device->wait_event = event;
     }
-    leave(&scope);
+    uform__gpu_leave(&current, &scope);
     if (status != UFORM_STATUS_OK) close_device(device);
     return status;
 }
 
 static uform_status_t device_alloc(uform__gpu_device_t *device, size_t bytes, void **pointer) {
-    scope_t scope;
-    uform_status_t status = enter(device, &scope);
+    *pointer = NULL;
+    uform_status_t status = uform__gpu_refuse_empty(device, bytes, "device");
     if (status != UFORM_STATUS_OK) return status;
     uform_cuDevicePtr address = 0;
-    status = check(device, cu()->cuMemAlloc(&address, bytes), "cuMemAlloc_v2");
-    leave(&scope);
+    CU_CALL_(status, device, cu()->cuMemAlloc(&address, bytes), "cuMemAlloc_v2");
     if (status == UFORM_STATUS_OK) *pointer = (void *)(uintptr_t)address;
     return status;
 }
 
 static void device_free(uform__gpu_device_t *device, void *pointer) {
-    if (!pointer) return;
-    scope_t scope;
-    enter_quietly(device, &scope);
-    cu()->cuMemFree((uform_cuDevicePtr)(uintptr_t)pointer);
-    leave(&scope);
+    if (pointer) CU_CALL_QUIETLY_(device, cu()->cuMemFree((uform_cuDevicePtr)(uintptr_t)pointer));
 }
 
 static uform_status_t host_alloc(uform__gpu_device_t *device, size_t bytes, void **pointer) {
-    scope_t scope;
-    uform_status_t status = enter(device, &scope);
+    *pointer = NULL;
+    uform_status_t status = uform__gpu_refuse_empty(device, bytes, "pinned");
     if (status != UFORM_STATUS_OK) return status;
-    status = check(device, cu()->cuMemHostAlloc(pointer, bytes, UFORM_CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
-    leave(&scope);
+    CU_CALL_(status, device, cu()->cuMemHostAlloc(pointer, bytes, UFORM_CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
     return status;
 }
 
 static void host_free(uform__gpu_device_t *device, void *pointer) {
-    if (!pointer) return;
-    scope_t scope;
-    enter_quietly(device, &scope);
-    cu()->cuMemFreeHost(pointer);
-    leave(&scope);
+    if (pointer) CU_CALL_QUIETLY_(device, cu()->cuMemFreeHost(pointer));
 }
 
-/* Pinned when the driver knows a host range holding all of [host, host + bytes): pageable
- * memory is refused by cuPointerGetAttribute, which is no error here. */
-static bool pinned_range(const void *host, size_t bytes) {
-    uform_cuDevicePtr address = (uform_cuDevicePtr)(uintptr_t)host;
+/* True when the driver says `address` is host memory it pinned (cuMemHostAlloc'd or registered):
+ * CU_POINTER_ATTRIBUTE_MEMORY_TYPE, which cuda.h documents for host memory; ordinary memory is
+ * refused (INVALID_VALUE), which is no error here. */
+static bool pinned_at(const void *address) {
     unsigned int type = 0;
-    uform_cuDevicePtr start = 0;
-    size_t size = 0;
-    if (cu()->cuPointerGetAttribute(&type, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address) != UFORM_CUDA_SUCCESS ||
-        type != UFORM_CU_MEMORYTYPE_HOST)
-        return false;
-    if (cu()->cuPointerGetAttribute(&start, UFORM_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, address) != UFORM_CUDA_SUCCESS ||
-        cu()->cuPointerGetAttribute(&size, UFORM_CU_POINTER_ATTRIBUTE_RANGE_SIZE, address) != UFORM_CUDA_SUCCESS)
-        return false;
-    return start <= address && address - start <= size && bytes <= size - (address - start);
+    return cu()->cuPointerGetAttribute(&type, UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                       (uform_cuDevicePtr)(uintptr_t)address) == UFORM_CUDA_SUCCESS &&
+           type == UFORM_CU_MEMORYTYPE_HOST;
+}
+
+/* The range attributes (RANGE_START_ADDR, RANGE_SIZE) are documented for device allocations
+ * only, so both ends of the host range are asked instead: two pinned ranges side by side read
+ * as one, which only costs the driver staging a DMA that uform would have staged itself. */
+static bool pinned_range(const void *host, size_t bytes) {
+    if (!host) return false;
+    if (!bytes) return pinned_at(host);
+    return pinned_at(host) && pinned_at((const char *)host + (bytes - 1));
 }
 
 static bool host_is_pinned(uform__gpu_device_t *device, const void *host, size_t bytes) {
-    scope_t scope;
-    if (enter(device, &scope) != UFORM_STATUS_OK) return false;
+    uform__gpu_scope_t scope;
+    if (uform__gpu_enter(&current, device, &scope) != UFORM_STATUS_OK) return false;
     bool pinned = pinned_range(host, bytes);
-    leave(&scope);
+    uform__gpu_leave(&current, &scope);
     return pinned;
 }
 
 static uform_status_t copy_to_device_async(uform__gpu_device_t *device, void *destination, const void *source,
                                            size_t bytes) {
-    scope_t scope;
-    uform_status_t status = enter(device, &scope);
-    if (status != UFORM_STATUS_OK) return status;
-    status = check(device,
-                   cu()->cuMemcpyHtoDAsync((uform_cuDevicePtr)(uintptr_t)destination, source, bytes,
-                                          (uform_cuStream)device->stream),
-                   "cuMemcpyHtoDAsync_v2");
-    leave(&scope);
+    uform_status_t status;
+    CU_CALL_(status, device,
+             cu()->cuMemcpyHtoDAsync((uform_cuDevicePtr)(uintptr_t)destination, source, bytes,
+                                     (uform_cuStream)device->stream),
+             "cuMemcpyHtoDAsync_v2");
     return status;
 }
 
 static uform_status_t copy_to_host_async(uform__gpu_device_t *device, void *destination, const void *source,
                                          size_t bytes) {
-    scope_t scope;
-    uform_status_t status = enter(device, &scope);
-    if (status != UFORM_STATUS_OK) return status;
-    status = check(device,
-                   cu()->cuMemcpyDtoHAsync(destination, (uform_cuDevicePtr)(uintptr_t)source, bytes,
-                                          (uform_cuStream)device->stream),
-                   "cuMemcpyDtoHAsync_v2");
-    leave(&scope);
+    uform_status_t status;
+    CU_CALL_(status, device,
+             cu()->cuMemcpyDtoHAsync(destination, (uform_cuDevicePtr)(uintptr_t)source, bytes,
+                                     (uform_cuStream)device->stream),
+             "cuMemcpyDtoHAsync_v2");
     return status;
 }
 
 static uform_status_t event_record(uform__gpu_device_t *device, size_t which) {
-    scope_t scope;
-    uform_status_t status = enter(device, &scope);
+    uform_status_t status = uform__gpu_check_event(device, which);
     if (status != UFORM_STATUS_OK) return status;
-    status = check(device, cu()->cuEventRecord((uform_cuEvent)device->events[which], (uform_cuStream)device->stream),
-                   "cuEventRecord");
-    leave(&scope);
+    CU_CALL_(status, device, cu()->cuEventRecord((uform_cuEvent)device->events[which], (uform_cuStream)device->stream),
+             "cuEventRecord");
     return status;
 }
 
 static uform_status_t event_wait(uform__gpu_device_t *device, size_t which) {
-    scope_t scope;
-    uform_status_t status = enter(device, &scope);
+    uform_status_t status = uform__gpu_check_event(device, which);
     if (status != UFORM_STATUS_OK) return status;
-    status = check(device, cu()->cuEventSynchronize((uform_cuEvent)device->events[which]), "cuEventSynchronize");
-    leave(&scope);
+    CU_CALL_(status, device, cu()->cuEventSynchronize((uform_cuEvent)device->events[which]), "cuEventSynchronize");
     return status;
 }
 
+/* cuStreamSynchronize would wait as the primary context's scheduling says (CU_CTX_SCHED_AUTO:
+ * spinning, on a machine with fewer contexts than CPUs), and the context is shared with the
+ * caller's runtime, whose flags are not uform's to change: so a blocking event instead. */
 static uform_status_t stream_wait(uform__gpu_device_t *device) {
-    scope_t scope;
-    uform_status_t status = enter(device, &scope);
+    uform_status_t status;
+    CU_CALL_(status, device, cu()->cuEventRecord((uform_cuEvent)device->wait_event, (uform_cuStream)device->stream),
+             "cuEventRecord (waiting for the stream)");
     if (status != UFORM_STATUS_OK) return status;
-    status = check(device, cu()->cuStreamSynchronize((uform_cuStream)device->stream), "cuStreamSynchronize");
-    leave(&scope);
+    CU_CALL_(status, device, cu()->cuEventSynchronize((uform_cuEvent)device->wait_event),
+             "cuEventSynchronize (waiting for the stream)");
     return status;
 }
 
@@ -272,6 +267,10 @@ static const uform__gpu_backend_t backend = {
     .open = open_device,
     .close = close_device,
     .make_current = make_current,
+    .enter = enter_for_function,
+    .leave = leave_after_function,
+    .save_current = save_current,
+    .restore_current = restore_current,
     .device_alloc = device_alloc,
     .device_free = device_free,
     .host_alloc = host_alloc,
@@ -282,14 +281,24 @@ static const uform__gpu_backend_t backend = {
     .event_record = event_record,
     .event_wait = event_wait,
     .stream_wait = stream_wait,
+    .multimem_extent = uform__cuda_multimem_extent,
+    .multicast_probe = uform__cuda_multicast_probe,
 };
 
 const uform__gpu_backend_t *uform__cuda_backend(uform_status_t *status) {
+    uform_status_t ignored;
+    if (!status) status = &ignored;
     const uform__cuda_execution_api_t *execution = NULL;
     const uform__cuda_t *loaded = NULL;
     *status = uform__cuda_execution(&execution);
     if (*status == UFORM_STATUS_OK) *status = uform__cuda_get(&loaded);
     if (*status != UFORM_STATUS_OK) return NULL;
+    /* A child forked after the driver loaded inherits none of its device state. */
+    if (uform__forked_since(loaded->fork_generation)) {
+        *status = uform__fail(UFORM_STATUS_UNSUPPORTED,
+                              "the CUDA driver was loaded before fork(): this child process cannot use it");
+        return NULL;
+    }
     atomic_store_explicit(&bound_driver, loaded, memory_order_release);
     atomic_store_explicit(&bound_api, execution, memory_order_release);
     return &backend;

@@ -1,12 +1,12 @@
-/* Loading the CUDA driver at run time, once per process. Nothing here links against CUDA:
- * the library is dlopen'ed, its entry points bound through cuGetProcAddress_v2 at the ABI
- * versions of cuda_abi.h (plain dlsym of the versioned names on drivers older than 12.0,
+/* Loading the CUDA driver at run time, once per process (core/dynamic_library.h). Nothing here
+ * links against CUDA: the library is dlopen'ed, its tables bound through cuGetProcAddress_v2 at
+ * the ABI versions of cuda_abi.h (plain dlsym of the versioned names on drivers older than 12.0,
  * which lack it), and the devices read once into a snapshot that later calls only read. */
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/dynamic_library.h"
 #include "core/error.h"
 #include "core/memory.h"
 #include "core/utf8.h"
@@ -16,14 +16,19 @@
 
 #define DEFAULT_LIBRARY "libcuda.so.1"
 
-/* The once-per-process, fork-aware load (gpu_loader.h); its lock also guards the later binding of
- * execution and optional entry points through `driver_get_proc`. */
-UFORM__GPU_LOAD_DEFINE(loader)
+/* The once-per-process, fork-aware load (core/dynamic_library.h); its lock also guards the later
+ * binding of the execution and multicast tables through the driver's resolver. */
+UFORM__LIBRARY_DEFINE(loader)
 static uform__cuda_t cuda;
 static bool cuda_has_devices;
 
+/* The driver's own lookup, kept for binding later tables; NULL on drivers older than 12.0. */
+static uform_cuGetProcAddress_t driver_get_proc;
+/* The resolver met CUDA_ERROR_STUB_LIBRARY: the toolkit's stub, whose every entry answers it. */
+static bool driver_is_stub;
+
 /* Records a failure as the process's answer. */
-#define fail_load(...) uform__gpu_load_fail(&loader, __VA_ARGS__)
+#define fail_load(...) uform__library_fail(&loader, __VA_ARGS__)
 
 const char *uform__cuda_error_name(const uform__cuda_api_t *api, uform_cuResult result, char *buffer,
                                    size_t capacity) {
@@ -33,56 +38,45 @@ const char *uform__cuda_error_name(const uform__cuda_api_t *api, uform_cuResult 
     return buffer;
 }
 
-/* The library and its resolver, kept for binding the execution entry points later. */
-static void *driver_library;
-static uform_cuGetProcAddress_t driver_get_proc;
-static const char *driver_path;
-
-/* Resolves one entry point: through cuGetProcAddress_v2 at the ABI version where the driver has
- * it, else dlsym of the versioned symbol. UNSUPPORTED, written to `message`, names what lacks. */
-static uform_status_t resolve(const char *base, int version, const char *symbol, void **out, char *message,
-                              size_t capacity) {
+/* uform__library_resolver_t over cuGetProcAddress_v2: the entry's base name at the ABI version of
+ * cuda_abi.h, default flags (per-thread default stream semantics are not asked for). */
+static void *resolve(void *context, const uform__library_entry_t *entry, char *why, size_t capacity) {
+    uform_cuGetProcAddress_t get_proc = (uform_cuGetProcAddress_t)context;
     char buffer[32];
     void *pointer = NULL;
-    if (driver_get_proc) {
-        uform_cuProcAddressQueryResult found = UFORM_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-        uform_cuResult result = driver_get_proc(base, &pointer, version, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found);
-        /* Drivers answer a missing symbol either with an error or with SUCCESS and NULL. */
-        if (result != UFORM_CUDA_SUCCESS || !pointer || found != UFORM_CU_GET_PROC_ADDRESS_SUCCESS) {
-            snprintf(message, capacity, "the CUDA driver %s lacks %s (ABI of CUDA %d.%d): cuGetProcAddress answered %s, %s",
-                     driver_path, symbol, version / 1000, version % 1000 / 10,
-                     uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer),
-                     found == UFORM_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ? "version not sufficient"
-                                                                               : "symbol not found");
-            return UFORM_STATUS_UNSUPPORTED;
-        }
-    } else {
-        pointer = uform__library_symbol(driver_library, symbol);
-        if (!pointer) {
-            snprintf(message, capacity, "the CUDA driver %s lacks %s: %s", driver_path, symbol, uform__library_error());
-            return UFORM_STATUS_UNSUPPORTED;
-        }
+    uform_cuProcAddressQueryResult found = UFORM_CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    uform_cuResult result = get_proc(entry->name, &pointer, entry->version, UFORM_CU_GET_PROC_ADDRESS_DEFAULT, &found);
+    if (result == UFORM_CUDA_ERROR_STUB_LIBRARY) driver_is_stub = true;
+    /* Drivers answer a missing symbol either with an error or with SUCCESS and NULL. */
+    if (result != UFORM_CUDA_SUCCESS || !pointer || found != UFORM_CU_GET_PROC_ADDRESS_SUCCESS) {
+        snprintf(why, capacity, " (ABI of CUDA %d.%d): cuGetProcAddress answered %s, %s", entry->version / 1000,
+                 entry->version % 1000 / 10, uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer),
+                 found == UFORM_CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ? "version not sufficient"
+                                                                           : "symbol not found");
+        return NULL;
     }
-    *out = pointer;
-    return UFORM_STATUS_OK;
+    return pointer;
 }
 
-/* Binds every discovery entry point; UNSUPPORTED names the first one the driver lacks. */
-static uform_status_t bind(void *library, const char *path) {
-    driver_library = library;
-    driver_path = path;
-    driver_get_proc = (uform_cuGetProcAddress_t)uform__library_symbol(library, "cuGetProcAddress_v2");
-#define BIND_(field, base, version, symbol, type)                                                 \
-    {                                                                                              \
-        void *pointer = NULL;                                                                      \
-        char why_[400];                                                                            \
-        uform_status_t status_ = resolve(base, version, symbol, &pointer, why_, sizeof why_);      \
-        if (status_ != UFORM_STATUS_OK) return fail_load(status_, "%s", why_);                     \
-        cuda.api.field = (type)pointer;                                                            \
-    }
-    UFORM_CUDA_ENTRY_POINTS(BIND_)
-#undef BIND_
-    return UFORM_STATUS_OK;
+/* cuda_abi.h's lists as binding tables. */
+#define DISCOVERY_ENTRY_(field, base, version, symbol, type)                                           UFORM__LIBRARY_ENTRY(uform__cuda_api_t, field, base, version, symbol, false)
+#define EXECUTION_ENTRY_(field, base, version, symbol, type)                                           UFORM__LIBRARY_ENTRY(uform__cuda_execution_api_t, field, base, version, symbol, false)
+static const uform__library_entry_t discovery_entries[] = {UFORM_CUDA_ENTRY_POINTS(DISCOVERY_ENTRY_)};
+static const uform__library_entry_t execution_entries[] = {UFORM_CUDA_EXECUTION_ENTRY_POINTS(EXECUTION_ENTRY_)};
+#define PEER_ENTRY_(field, base, version, symbol, type)                                            \
+    UFORM__LIBRARY_ENTRY(uform__cuda_peer_api_t, field, base, version, symbol, true)
+static const uform__library_entry_t peer_entries[] = {
+    PEER_ENTRY_(cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer", 4000, "cuDeviceCanAccessPeer", unused)
+        UFORM_CUDA_PEER_ENTRY_POINTS(PEER_ENTRY_)};
+
+uform_status_t uform__cuda_bind_once(uform__library_table_t *state, const uform__library_entry_t *entries,
+                                     size_t count, void *table, size_t table_size) {
+    const uform__cuda_t *driver = NULL;
+    uform_status_t status = uform__cuda_get(&driver);
+    if (status != UFORM_STATUS_OK) return status;
+    if (!driver) return uform__fail(UFORM_STATUS_NOT_FOUND, "no CUDA device: %s", loader.note);
+    return uform__library_bind_once(&loader, state, "the CUDA driver", driver_get_proc ? resolve : NULL,
+                                    (void *)driver_get_proc, entries, count, table, table_size);
 }
 
 /* A driver call that must succeed while reading the devices; DEVICE_FAULT names it. */
@@ -142,32 +136,40 @@ static int pci_order(const void *a, const void *b) {
 }
 
 static uform_status_t load(void) {
-    /* The library name is read once, with the load; later changes are not seen. */
-    const char *path = getenv("UFORM_CUDA_LIBRARY");
-    if (!path || !*path) path = DEFAULT_LIBRARY;
-    void *library = uform__library_open(path);
-    if (!library) {
-        snprintf(loader.note, sizeof loader.note, "no CUDA driver: %s", uform__library_error());
-        return UFORM_STATUS_OK;
-    }
+    static const char *const candidates[] = {DEFAULT_LIBRARY, NULL};
+    if (!uform__library_open_first(&loader, "CUDA driver", "UFORM_CUDA_LIBRARY", candidates)) return UFORM_STATUS_OK;
     /* The library stays loaded for the process's life: executors will call into it, and
      * unloading a GPU driver is not something drivers support. */
-    uform_status_t status = bind(library, path);
-    if (status != UFORM_STATUS_OK) return status;
-    char buffer[32];
-    if (cuda.api.cuDriverGetVersion(&cuda.driver_version) != UFORM_CUDA_SUCCESS) cuda.driver_version = 0;
-    cuda.fork_generation = uform__fork_generation();
-    uform_cuResult result = cuda.api.cuInit(0);
-    if (result == UFORM_CUDA_ERROR_NO_DEVICE) {
-        snprintf(loader.note, sizeof loader.note, "the CUDA driver %s sees no device (cuInit: %s)", path,
-                 uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer));
+    const char *path = loader.path;
+    driver_get_proc = (uform_cuGetProcAddress_t)uform__library_symbol(loader.handle, "cuGetProcAddress_v2");
+    char why[512];
+    uform_status_t status = uform__library_bind(&loader, "the CUDA driver", driver_get_proc ? resolve : NULL,
+                                                (void *)driver_get_proc, discovery_entries,
+                                                sizeof discovery_entries / sizeof discovery_entries[0], &cuda.api,
+                                                sizeof cuda.api, why, sizeof why);
+    /* The toolkit's stub libcuda (lib64/stubs, for linking where there is no driver) answers
+     * CUDA_ERROR_STUB_LIBRARY from every entry, cuGetProcAddress_v2 included: no driver here,
+     * which is zero devices, never an error. */
+    if (driver_is_stub) {
+        uform__library_note(&loader, "CUDA stub library, no driver: %s is the CUDA toolkit's stub (cuGetProcAddress: "
+                            "CUDA_ERROR_STUB_LIBRARY)", path);
         return UFORM_STATUS_OK;
     }
-    /* The toolkit's stub libcuda (for linking on machines without a driver) found first on the
-     * library path: there is no driver here, which is zero devices, never an error. */
+    if (status != UFORM_STATUS_OK) return fail_load(status, "%s", why);
+    char buffer[32];
+    if (cuda.api.cuDriverGetVersion(&cuda.driver_version) != UFORM_CUDA_SUCCESS) cuda.driver_version = 0;
+    cuda.fork_generation = loader.generation;
+    uform_cuResult result = cuda.api.cuInit(0);
+    if (result == UFORM_CUDA_ERROR_NO_DEVICE) {
+        uform__library_note(&loader, "the CUDA driver %s sees no device (cuInit: %s)", path,
+                            uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer));
+        return UFORM_STATUS_OK;
+    }
+    /* A stub whose lookup binds (one without cuGetProcAddress_v2, found by dlsym) still answers
+     * cuInit with CUDA_ERROR_STUB_LIBRARY. */
     if (result == UFORM_CUDA_ERROR_STUB_LIBRARY) {
-        snprintf(loader.note, sizeof loader.note, "%s is the CUDA toolkit's stub, not a driver (cuInit: %s)", path,
-                 uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer));
+        uform__library_note(&loader, "CUDA stub library, no driver: %s is the CUDA toolkit's stub (cuInit: %s)", path,
+                            uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer));
         return UFORM_STATUS_OK;
     }
     if (result != UFORM_CUDA_SUCCESS)
@@ -179,7 +181,7 @@ static uform_status_t load(void) {
         return fail_load(UFORM_STATUS_DEVICE_FAULT, "cuDeviceGetCount: %s",
                          uform__cuda_error_name(&cuda.api, result, buffer, sizeof buffer));
     if (count <= 0) {
-        snprintf(loader.note, sizeof loader.note, "the CUDA driver %s sees no device", path);
+        uform__library_note(&loader, "the CUDA driver %s sees no device", path);
         return UFORM_STATUS_OK;
     }
     uform__cuda_device_t *devices = uform__allocate_zeroed((size_t)count, sizeof *devices);
@@ -202,53 +204,36 @@ static uform_status_t load(void) {
 uform_status_t uform__cuda_get(const uform__cuda_t **out) {
     if (!out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform__cuda_get: output is NULL");
     *out = NULL;
-    uform_status_t status = uform__gpu_load_once(&loader, load, &cuda.api, sizeof cuda.api);
+    uform_status_t status = uform__library_load_once(&loader, load, &cuda.api, sizeof cuda.api);
     if (status == UFORM_STATUS_OK && cuda_has_devices) *out = &cuda;
     return status;
 }
 
 uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **out) {
     static uform__cuda_execution_api_t execution;
-    static bool execution_bound;
-    static uform_status_t execution_status;
-    static char execution_message[512];
-    const uform__cuda_t *driver = NULL;
+    static uform__library_table_t state;
     *out = NULL;
-    uform_status_t status = uform__cuda_get(&driver);
-    if (status != UFORM_STATUS_OK) return status;
-    if (!driver) return uform__fail(UFORM_STATUS_NOT_FOUND, "no CUDA device: %s", loader.note);
-    pthread_mutex_lock(&loader.lock);
-    if (!execution_bound) {
-        execution_status = UFORM_STATUS_OK;
-#define BIND_EXECUTION_(field, base, version, symbol, type)                                       \
-        if (execution_status == UFORM_STATUS_OK) {                                                 \
-            void *pointer = NULL;                                                                  \
-            execution_status = resolve(base, version, symbol, &pointer, execution_message, sizeof execution_message); \
-            execution.field = (type)pointer;                                                       \
-        }
-        UFORM_CUDA_EXECUTION_ENTRY_POINTS(BIND_EXECUTION_)
-#undef BIND_EXECUTION_
-        execution_bound = true;
-    }
-    status = execution_status;
-    pthread_mutex_unlock(&loader.lock);
-    if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", execution_message);
-    *out = &execution;
-    return UFORM_STATUS_OK;
+    uform_status_t status = uform__cuda_bind_once(&state, execution_entries,
+                                                  sizeof execution_entries / sizeof execution_entries[0], &execution,
+                                                  sizeof execution);
+    if (status == UFORM_STATUS_OK) *out = &execution;
+    return status;
 }
 
-uform_status_t uform__cuda_resolve(const char *base, int version, const char *symbol, void **pointer) {
-    const uform__cuda_t *driver = NULL;
-    *pointer = NULL;
-    uform_status_t status = uform__cuda_get(&driver);
-    if (status != UFORM_STATUS_OK) return status;
-    if (!driver) return uform__fail(UFORM_STATUS_NOT_FOUND, "no CUDA device: %s", loader.note);
-    char why[400];
-    pthread_mutex_lock(&loader.lock);
-    status = resolve(base, version, symbol, pointer, why, sizeof why);
-    pthread_mutex_unlock(&loader.lock);
-    if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", why);
-    return UFORM_STATUS_OK;
+uform_status_t uform__cuda_peers(const uform__cuda_peer_api_t **out) {
+    static uform__cuda_peer_api_t peers;
+    static uform__library_table_t state;
+    *out = NULL;
+    uform_status_t status = uform__cuda_bind_once(&state, peer_entries, sizeof peer_entries / sizeof peer_entries[0],
+                                                  &peers, sizeof peers);
+    if (status == UFORM_STATUS_OK) *out = &peers;
+    return status;
+}
+
+const uform__library_t *uform__cuda_library(void) {
+    const uform__cuda_t *ignored;
+    uform__cuda_get(&ignored);
+    return &loader;
 }
 
 const char *uform__cuda_note(void) {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/dynamic_library.h"
 #include "gpu/cuda/cuda_abi.h"
 #include "uform/hardware.h"
 #include "uform/status.h"
@@ -26,6 +27,15 @@ typedef struct uform__cuda_execution_api_t {
 #undef UFORM_CUDA_EXECUTION_FIELD_
 } uform__cuda_execution_api_t;
 
+/** The peer-link entry points, for the report's GPU table: optional, NULL where the driver lacks
+ *  one (cuDeviceCanAccessPeer as in the multicast list, then cuda_abi.h's peer list). */
+typedef struct uform__cuda_peer_api_t {
+    uform_cuDeviceCanAccessPeer_t cuDeviceCanAccessPeer;
+#define UFORM_CUDA_PEER_FIELD_(field, base, version, symbol, type) type field;
+    UFORM_CUDA_PEER_ENTRY_POINTS(UFORM_CUDA_PEER_FIELD_)
+#undef UFORM_CUDA_PEER_FIELD_
+} uform__cuda_peer_api_t;
+
 /** One device as the driver describes it at load time. */
 typedef struct uform__cuda_device_t {
     uform_cuDevice handle;   /**< the driver's ordinal (in CUDA_DEVICE_ORDER), for later calls */
@@ -39,7 +49,7 @@ typedef struct uform__cuda_device_t {
 typedef struct uform__cuda_t {
     uform__cuda_api_t api;
     int driver_version;      /**< cuDriverGetVersion: 1000 * major + 10 * minor */
-    uint32_t fork_generation; /**< the process generation that called cuInit */
+    uint32_t fork_generation; /**< the process generation that loaded the driver and called cuInit */
     size_t device_count;
     const uform__cuda_device_t *devices; /**< PCI bus order (domain, bus, device, function) */
 } uform__cuda_t;
@@ -62,11 +72,20 @@ uform_status_t uform__cuda_get(const uform__cuda_t **cuda);
 uform_status_t uform__cuda_execution(const uform__cuda_execution_api_t **api);
 
 /**
- * One optional entry point (base name at the CUDA version of its ABI, the versioned symbol for
- * drivers without cuGetProcAddress), for features a driver may lack without failing the rest
- * (multicast). UNSUPPORTED naming it when the driver lacks it; NOT_FOUND without devices.
+ * Binds a further table of driver entry points (cuda_abi.h's multicast list) once, through the
+ * same resolver as the others, under the loader's lock: see uform__library_bind_once. NOT_FOUND
+ * without devices; the load's own failure otherwise.
  */
-uform_status_t uform__cuda_resolve(const char *base, int version, const char *symbol, void **pointer);
+uform_status_t uform__cuda_bind_once(uform__library_table_t *state, const uform__library_entry_t *entries,
+                                     size_t count, void *table, size_t table_size);
+
+/** The peer-link table, bound once (thread-safe) like the execution one; every entry optional.
+ *  NOT_FOUND without devices; the load's own failure otherwise. */
+uform_status_t uform__cuda_peers(const uform__cuda_peer_api_t **api);
+
+/** The driver's load, loading it if no call did yet: its status, message, note and whether a
+ *  library was found (`handle`), for gpu_devices.c's per-vendor discovery. Read only. */
+const uform__library_t *uform__cuda_library(void);
 
 /** Why there are no CUDA devices, in words ("libcuda.so.1: cannot open ..."); "" when there are. */
 const char *uform__cuda_note(void);

@@ -1,13 +1,14 @@
-/* Loading the HIP runtime at run time, once per process. Nothing here links against ROCm: the
- * library is dlopen'ed, its entry points bound with dlsym by their exported names (HIP has no
- * cuGetProcAddress; ROCm 6's versioned names such as hipGetDevicePropertiesR0600 are the ABI), and
- * the devices read once into a snapshot that later calls only read. Mirrors cuda_loader.c. */
-#include <pthread.h>
+/* Loading the HIP runtime at run time, once per process (core/dynamic_library.h). Nothing here
+ * links against ROCm: the library is dlopen'ed, its tables bound with dlsym by their exported
+ * names (HIP has no cuGetProcAddress; ROCm 6's versioned names such as
+ * hipGetDevicePropertiesR0600 are the ABI), and the devices read once into a snapshot that later
+ * calls only read. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dynamic_library.h"
 #include "core/error.h"
 #include "core/memory.h"
 #include "core/utf8.h"
@@ -15,17 +16,20 @@
 #include "gpu/hip/hip_loader.h"
 #include "platform/platform.h"
 
-/* ROCm installs the unversioned name with the runtime (libamdhip64.so -> .so.6 -> .so.6.x), and
- * ld.so.conf.d/rocm lists its directory: the name ROCm's own tools dlopen. */
-#define DEFAULT_LIBRARY "libamdhip64.so"
+/* ROCm installs the unversioned name with the runtime (libamdhip64.so -> .so.6 -> .so.6.x) in
+ * $ROCM_PATH/lib (/opt/rocm/lib by default), which the dynamic linker searches only once the
+ * post-install step of AMD's guide lists it in ld.so.conf.d: so the default search comes first,
+ * then that directory by name, each with the unversioned name and the runtime's sonames (ROCm 7
+ * first: it keeps the ROCm 6 names uform binds). */
+#define LIBRARY_NAMES(prefix) prefix "libamdhip64.so", prefix "libamdhip64.so.7", prefix "libamdhip64.so.6"
 
-/* The once-per-process, fork-aware load, as in cuda_loader.c (gpu_loader.h). */
-UFORM__GPU_LOAD_DEFINE(loader)
+/* The once-per-process, fork-aware load (core/dynamic_library.h). */
+UFORM__LIBRARY_DEFINE(loader)
 static uform__hip_t hip;
 static bool hip_has_devices;
 
 /* Records a failure as the process's answer. */
-#define fail_load(...) uform__gpu_load_fail(&loader, __VA_ARGS__)
+#define fail_load(...) uform__library_fail(&loader, __VA_ARGS__)
 
 const char *uform__hip_error_name(const uform__hip_api_t *api, uform_hipError error, char *buffer, size_t capacity) {
     const char *name = api && api->hipGetErrorName ? api->hipGetErrorName(error) : NULL;
@@ -34,38 +38,12 @@ const char *uform__hip_error_name(const uform__hip_api_t *api, uform_hipError er
     return buffer;
 }
 
-uform_gpu_class_t uform__gpu_class_of_gcn_arch(const char *gcn_arch_name) {
-    if (!gcn_arch_name) return UFORM_GPU_CLASS_NONE;
-    size_t length = strcspn(gcn_arch_name, ":"); /* "gfx942:sramecc+:xnack-": the target features follow */
-    static const struct {
-        const char *arch;
-        uform_gpu_class_t gpu_class;
-    } classes[] = {
-        {"gfx942", UFORM_GPU_CLASS_AMD_CDNA3},
-        {"gfx950", UFORM_GPU_CLASS_AMD_CDNA4},
-        {"gfx1250", UFORM_GPU_CLASS_AMD_CDNA5},
-    };
-    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
-        if (strlen(classes[i].arch) == length && strncmp(gcn_arch_name, classes[i].arch, length) == 0)
-            return classes[i].gpu_class;
-    return UFORM_GPU_CLASS_NONE;
-}
-
-/* Binds every entry point; UNSUPPORTED names the first one the runtime lacks. dlsym may answer
- * NULL without an error (a symbol whose value is NULL), so the message says which. */
-static uform_status_t bind(void *library, const char *path) {
-#define BIND_(field, symbol, type)                                                                 \
-    {                                                                                              \
-        void *pointer = uform__library_symbol(library, symbol);                                    \
-        if (!pointer)                                                                              \
-            return fail_load(UFORM_STATUS_UNSUPPORTED, "the HIP runtime %s lacks %s (ROCm 6 ABI): dlsym: %s", \
-                             path, symbol, uform__library_error());                                      \
-        hip.api.field = (type)pointer;                                                             \
-    }
-    UFORM_HIP_ENTRY_POINTS(BIND_)
-#undef BIND_
-    return UFORM_STATUS_OK;
-}
+/* hip_abi.h's lists as binding tables. */
+#define DISCOVERY_ENTRY_(field, symbol, type) UFORM__LIBRARY_ENTRY(uform__hip_api_t, field, symbol, 0, symbol, false)
+#define EXECUTION_ENTRY_(field, symbol, type)                                                      \
+    UFORM__LIBRARY_ENTRY(uform__hip_execution_api_t, field, symbol, 0, symbol, false)
+static const uform__library_entry_t discovery_entries[] = {UFORM_HIP_ENTRY_POINTS(DISCOVERY_ENTRY_)};
+static const uform__library_entry_t execution_entries[] = {UFORM_HIP_EXECUTION_ENTRY_POINTS(EXECUTION_ENTRY_)};
 
 /* A runtime call that must succeed while reading the devices; DEVICE_FAULT names it. */
 #define QUERY_(call, what, ordinal)                                                                \
@@ -122,32 +100,45 @@ static int pci_order(const void *a, const void *b) {
     return uform__gpu_pci_order(UFORM__GPU_PCI_ADDRESS(x), UFORM__GPU_PCI_ADDRESS(y), x->handle, y->handle);
 }
 
-static uform_status_t load(void) {
-    /* The library name is read once, with the load; later changes are not seen. */
-    const char *path = getenv("UFORM_HIP_LIBRARY");
-    if (!path || !*path) path = DEFAULT_LIBRARY;
-    /* Kept for messages after the environment may have changed: for the process's life. */
-    char *path_copy = strdup(path);
-    if (!path_copy) return fail_load(UFORM_STATUS_OUT_OF_MEMORY, "no memory for the HIP library's name");
-    path = hip.path = path_copy;
-    void *library = uform__library_open(path);
-    if (!library) {
-        snprintf(loader.note, sizeof loader.note, "no HIP runtime: %s", uform__library_error());
-        return UFORM_STATUS_OK;
+/* Opens the runtime: UFORM_HIP_LIBRARY alone when set, else the default search, then
+ * $ROCM_PATH/lib, then /opt/rocm/lib. */
+static bool open_library(void) {
+    static char rocm_path[3][600];
+    const char *rocm = getenv("ROCM_PATH");
+    const char *candidates[10] = {LIBRARY_NAMES("")};
+    size_t n = 3;
+    if (rocm && *rocm) {
+        const char *names[3] = {LIBRARY_NAMES("")};
+        for (size_t i = 0; i < 3; i++) {
+            snprintf(rocm_path[i], sizeof rocm_path[i], "%s/lib/%s", rocm, names[i]);
+            candidates[n++] = rocm_path[i];
+        }
     }
+    const char *standard[3] = {LIBRARY_NAMES("/opt/rocm/lib/")};
+    for (size_t i = 0; i < 3; i++) candidates[n++] = standard[i];
+    candidates[n] = NULL;
+    return uform__library_open_first(&loader, "HIP runtime", "UFORM_HIP_LIBRARY", candidates);
+}
+
+static uform_status_t load(void) {
+    if (!open_library()) return UFORM_STATUS_OK;
     /* Stays loaded for the process's life, as the CUDA driver does. */
-    hip.library = library;
-    uform_status_t status = bind(library, path);
-    if (status != UFORM_STATUS_OK) return status;
+    const char *path = hip.path = loader.path;
+    hip.library = loader.handle;
+    char why[512];
+    uform_status_t status = uform__library_bind(&loader, "the HIP runtime", NULL, NULL, discovery_entries,
+                                                sizeof discovery_entries / sizeof discovery_entries[0], &hip.api,
+                                                sizeof hip.api, why, sizeof why);
+    if (status != UFORM_STATUS_OK) return fail_load(status, "%s (ROCm 6 ABI)", why);
     char buffer[32];
-    hip.fork_generation = uform__fork_generation();
+    hip.fork_generation = loader.generation;
     uform_hipError result = hip.api.hipInit(0);
     /* A machine with ROCm's user space but no usable GPU (no /dev/kfd, or no access to it) has
      * hipInit answer hipErrorNoDevice, or hipErrorInvalidDevice in the releases of ROCm/hip#3464
      * (ROCm/ROCm#3071): zero devices either way, never an error. */
     if (result == UFORM_HIP_ERROR_NO_DEVICE || result == UFORM_HIP_ERROR_INVALID_DEVICE) {
-        snprintf(loader.note, sizeof loader.note, "the HIP runtime %s sees no device (hipInit: %s)", path,
-                 uform__hip_error_name(&hip.api, result, buffer, sizeof buffer));
+        uform__library_note(&loader, "the HIP runtime %s sees no device (hipInit: %s)", path,
+                            uform__hip_error_name(&hip.api, result, buffer, sizeof buffer));
         return UFORM_STATUS_OK;
     }
     if (result != UFORM_HIP_SUCCESS)
@@ -157,7 +148,7 @@ static uform_status_t load(void) {
     result = hip.api.hipGetDeviceCount(&count);
     /* hip_runtime_api.h: hipGetDeviceCount answers hipErrorNoDevice when it finds none. */
     if (result == UFORM_HIP_ERROR_NO_DEVICE || (result == UFORM_HIP_SUCCESS && count <= 0)) {
-        snprintf(loader.note, sizeof loader.note, "the HIP runtime %s sees no device", path);
+        uform__library_note(&loader, "the HIP runtime %s sees no device", path);
         return UFORM_STATUS_OK;
     }
     if (result != UFORM_HIP_SUCCESS)
@@ -183,9 +174,30 @@ static uform_status_t load(void) {
 uform_status_t uform__hip_get(const uform__hip_t **out) {
     if (!out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform__hip_get: output is NULL");
     *out = NULL;
-    uform_status_t status = uform__gpu_load_once(&loader, load, &hip.api, sizeof hip.api);
+    uform_status_t status = uform__library_load_once(&loader, load, &hip.api, sizeof hip.api);
     if (status == UFORM_STATUS_OK && hip_has_devices) *out = &hip;
     return status;
+}
+
+uform_status_t uform__hip_execution(const uform__hip_execution_api_t **out) {
+    static uform__hip_execution_api_t execution;
+    static uform__library_table_t state;
+    const uform__hip_t *runtime = NULL;
+    *out = NULL;
+    uform_status_t status = uform__hip_get(&runtime);
+    if (status != UFORM_STATUS_OK) return status;
+    if (!runtime) return uform__fail(UFORM_STATUS_NOT_FOUND, "no HIP device: %s", loader.note);
+    status = uform__library_bind_once(&loader, &state, "the HIP runtime", NULL, NULL, execution_entries,
+                                      sizeof execution_entries / sizeof execution_entries[0], &execution,
+                                      sizeof execution);
+    if (status == UFORM_STATUS_OK) *out = &execution;
+    return status;
+}
+
+const uform__library_t *uform__hip_library(void) {
+    const uform__hip_t *ignored;
+    uform__hip_get(&ignored);
+    return &loader;
 }
 
 const char *uform__hip_note(void) {

@@ -55,6 +55,24 @@ enum { UFORM_NCCL_SUM = 0, UFORM_NCCL_PROD = 1, UFORM_NCCL_MAX = 2, UFORM_NCCL_M
 /* cudaStream_t is CUstream (struct CUstream_st *): the runtime and driver share the type. */
 typedef struct CUstream_st *uform_ncclStream;
 
+/* ncclConfig_t as nccl.h declares it since NCCL 2.17 (ncclConfig_v21700); 2.14 to 2.16 read the
+ * same leading fields. `version` tells NCCL how many fields the caller knows: uform writes the
+ * library's own version code, at most 2.17's, so NCCL reads no field past `netName`. Every
+ * field uform does not set is NCCL_CONFIG_UNDEF_INT (INT_MIN) or NULL: NCCL's default. */
+#define UFORM_NCCL_CONFIG_MAGIC 0xcafebeefu
+#define UFORM_NCCL_CONFIG_UNDEF_INT (-2147483647 - 1)
+#define UFORM_NCCL_CONFIG_VERSION_KNOWN 21700
+typedef struct uform_ncclConfig {
+    size_t size;         /* sizeof(ncclConfig_t) */
+    unsigned int magic;  /* UFORM_NCCL_CONFIG_MAGIC */
+    unsigned int version; /* NCCL_VERSION_CODE of the fields known */
+    int blocking;        /* 0: every call returns at once, ncclInProgress while it runs */
+    int cgaClusterSize;
+    int minCTAs;
+    int maxCTAs;
+    const char *netName;
+} uform_ncclConfig;
+
 /* Entry points, by nccl.h's signatures. */
 typedef uform_ncclResult (*uform_ncclGetVersion_t)(int *version);
 typedef uform_ncclResult (*uform_ncclGetUniqueId_t)(uform_ncclUniqueId *id);
@@ -62,6 +80,12 @@ typedef uform_ncclResult (*uform_ncclGetUniqueId_t)(uform_ncclUniqueId *id);
  * until every rank joined unless called between ncclGroupStart and ncclGroupEnd. */
 typedef uform_ncclResult (*uform_ncclCommInitRank_t)(uform_ncclComm *comm, int nranks, uform_ncclUniqueId id,
                                                      int rank);
+/* NCCL 2.14 and newer. With config->blocking 0 it returns ncclInProgress (or ncclSuccess) at
+ * once, and inside a group the outermost ncclGroupEnd does: the initialisation runs in NCCL's
+ * threads, ncclCommGetAsyncError answers ncclInProgress until it ends, and ncclCommAbort stops
+ * it. NCCL never notices a peer that dies meanwhile: the caller bounds the wait. */
+typedef uform_ncclResult (*uform_ncclCommInitRankConfig_t)(uform_ncclComm *comm, int nranks, uform_ncclUniqueId id,
+                                                           int rank, uform_ncclConfig *config);
 typedef uform_ncclResult (*uform_ncclCommDestroy_t)(uform_ncclComm comm);
 /* Frees a communicator in any state, a failed initialisation's included. */
 typedef uform_ncclResult (*uform_ncclCommAbort_t)(uform_ncclComm comm);
@@ -91,5 +115,10 @@ typedef uform_ncclResult (*uform_ncclAllReduce_t)(const void *send, void *receiv
     X(ncclGroupStart, "ncclGroupStart", uform_ncclGroupStart_t)                                    \
     X(ncclGroupEnd, "ncclGroupEnd", uform_ncclGroupEnd_t)                                          \
     X(ncclAllReduce, "ncclAllReduce", uform_ncclAllReduce_t)
+
+/* X(field, symbol, type): entry points of newer releases only; NULL where the library lacks them
+ * (then uform takes the older path). */
+#define UFORM_NCCL_OPTIONAL_ENTRY_POINTS(X)                                                        \
+    X(ncclCommInitRankConfig, "ncclCommInitRankConfig", uform_ncclCommInitRankConfig_t)
 
 #endif

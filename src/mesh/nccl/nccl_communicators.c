@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "core/memory.h"
@@ -39,12 +40,66 @@ static uform_status_t nccl_devices(uform_executor_t *executor, const char *verb,
     return uform__vram_fault(executor, verb); /* a faulted executor stays so */
 }
 
+/* Sleeps the next step of a backoff (0.1 ms doubling to 50 ms, so a cancel is seen within 50 ms). */
+static void pause_step(uint64_t *step_ns) {
+    if (!*step_ns) *step_ns = 100000;
+    struct timespec sleep_for = {0, (long)*step_ns};
+    nanosleep(&sleep_for, NULL);
+    if (*step_ns < 50000000) *step_ns *= 2;
+}
+
+/* Non-blocking initialisation: polls every communicator with ncclCommGetAsyncError until all are
+ * ready, one fails, the deadline passes or the caller cancels. */
+static uform_status_t await_ready(const uform__nccl_api_t *library, uform_ncclComm *communicators, size_t count,
+                                  size_t first_rank, size_t nranks, uint64_t deadline_ns, double timeout_seconds,
+                                  const volatile int *cancel, const char *verb) {
+    char buffer[32];
+    uint64_t step = 0;
+    for (;;) {
+        size_t pending = 0;
+        char unfinished[160] = "";
+        for (size_t d = 0; d < count; d++) {
+            uform_ncclResult state = UFORM_NCCL_SUCCESS;
+            uform_ncclResult asked = library->ncclCommGetAsyncError(communicators[d], &state);
+            if (asked == UFORM_NCCL_SUCCESS && state == UFORM_NCCL_IN_PROGRESS) {
+                size_t used = strlen(unfinished);
+                if (used + 24 < sizeof unfinished)
+                    snprintf(unfinished + used, sizeof unfinished - used, "%s%zu", pending ? ", " : "", first_rank + d);
+                pending++;
+                continue;
+            }
+            uform_ncclResult failed = asked != UFORM_NCCL_SUCCESS ? asked : state;
+            if (failed != UFORM_NCCL_SUCCESS)
+                return uform__fail(uform__nccl_status(failed), "%s: NCCL init of rank %zu of %zu (device %zu) failed: %s: %s",
+                                   verb, first_rank + d, nranks, d, uform__nccl_result_name(failed),
+                                   uform__nccl_error_string(library, failed, buffer, sizeof buffer));
+        }
+        if (!pending) return UFORM_STATUS_OK;
+        if (cancel && *cancel)
+            return uform__fail(UFORM_STATUS_INTERRUPTED, "%s: NCCL init cancelled (ranks %s of %zu unfinished)", verb,
+                               unfinished, nranks);
+        if (uform__now_ns() >= deadline_ns)
+            return uform__fail(UFORM_STATUS_TIMEOUT,
+                               "%s: NCCL init did not finish within %g s: this process's ranks %s of %zu never "
+                               "finished (NCCL waits for every rank: another process died or stalled in it)",
+                               verb, timeout_seconds, unfinished, nranks);
+        pause_step(&step);
+    }
+}
+
 uform_status_t uform__nccl_communicators_create(uform_executor_t *executor, const uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES],
                                                 size_t first_rank, size_t nranks, uform__nccl_communicators_t *out) {
+    return uform__nccl_communicators_create_bounded(executor, id, first_rank, nranks, 120.0, NULL, out);
+}
+
+static uform_status_t create(uform_executor_t *executor, const uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES],
+                             size_t first_rank, size_t nranks, double timeout_seconds, const volatile int *cancel,
+                             uform__nccl_communicators_t *out) {
     static const char verb[] = "NCCL communicators";
     if (!out) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: output is NULL", verb);
     memset(out, 0, sizeof *out);
     if (!id) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the unique id is NULL", verb);
+    uint64_t deadline_ns = uform__now_ns() + (uint64_t)(timeout_seconds * 1e9);
     uform__vram_t *vram = NULL;
     uform_status_t status = nccl_devices(executor, verb, &vram);
     if (status != UFORM_STATUS_OK) return status;
@@ -57,16 +112,33 @@ uform_status_t uform__nccl_communicators_create(uform_executor_t *executor, cons
     status = uform__nccl_get(&library);
     if (status != UFORM_STATUS_OK) return status;
 
+    /* Non-blocking where NCCL has it (2.14 and newer): the wait is then uform's, bounded by the
+     * deadline and the cancel flag. Older releases block in ncclGroupEnd until every rank joined,
+     * however long that is. */
+    int version = 0;
+    if (library->ncclGetVersion(&version) != UFORM_NCCL_SUCCESS) version = 0;
+    bool bounded = library->ncclCommInitRankConfig && version >= 21400;
+    uform_ncclConfig config = {sizeof config,
+                               UFORM_NCCL_CONFIG_MAGIC,
+                               (unsigned)(version < UFORM_NCCL_CONFIG_VERSION_KNOWN ? version
+                                                                                    : UFORM_NCCL_CONFIG_VERSION_KNOWN),
+                               0,
+                               UFORM_NCCL_CONFIG_UNDEF_INT,
+                               UFORM_NCCL_CONFIG_UNDEF_INT,
+                               UFORM_NCCL_CONFIG_UNDEF_INT,
+                               NULL};
+
     uform_ncclComm *communicators = uform__allocate_zeroed(count ? count : 1, sizeof *communicators);
     if (!communicators) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: no memory for %zu handles", verb, count);
     uform_ncclUniqueId unique;
     memcpy(unique.internal, id, UFORM_NCCL_UNIQUE_ID_BYTES);
     char buffer[32];
 
-    /* Inside the group ncclCommInitRank only records each rank; the outermost ncclGroupEnd
-     * initialises them all together, and answers the first failure. A failure before it (a device
+    /* Inside the group the initialisations are only recorded; the outermost ncclGroupEnd starts
+     * them all together (non-blocking: and returns ncclInProgress). A failure before it (a device
      * that cannot be made current, an argument NCCL refuses at once) stops adding ranks, but the
-     * group is still ended, so the thread does not stay inside it. */
+     * group is still ended, so the thread does not stay inside it, and every communicator made is
+     * then aborted: none is left waiting for ranks that will never join. */
     uform_ncclResult result = library->ncclGroupStart();
     if (result != UFORM_NCCL_SUCCESS) {
         uform__deallocate(communicators);
@@ -81,19 +153,24 @@ uform_status_t uform__nccl_communicators_create(uform_executor_t *executor, cons
             break;
         }
         int rank = (int)(first_rank + d);
-        result = library->ncclCommInitRank(&communicators[d], (int)nranks, unique, rank);
-        if (result != UFORM_NCCL_SUCCESS)
+        result = bounded ? library->ncclCommInitRankConfig(&communicators[d], (int)nranks, unique, rank, &config)
+                         : library->ncclCommInitRank(&communicators[d], (int)nranks, unique, rank);
+        if (result != UFORM_NCCL_SUCCESS && !(bounded && result == UFORM_NCCL_IN_PROGRESS))
             status = uform__fail(uform__nccl_status(result),
-                                 "%s: ncclCommInitRank (rank %d of %zu, device %zu) answered %s: %s", verb, rank,
-                                 nranks, d, uform__nccl_result_name(result),
+                                 "%s: %s (rank %d of %zu, device %zu) answered %s: %s", verb,
+                                 bounded ? "ncclCommInitRankConfig" : "ncclCommInitRank", rank, nranks, d,
+                                 uform__nccl_result_name(result),
                                  uform__nccl_error_string(library, result, buffer, sizeof buffer));
     }
     result = library->ncclGroupEnd();
-    if (result != UFORM_NCCL_SUCCESS && status == UFORM_STATUS_OK)
+    if (result != UFORM_NCCL_SUCCESS && !(bounded && result == UFORM_NCCL_IN_PROGRESS) && status == UFORM_STATUS_OK)
         status = uform__fail(uform__nccl_status(result),
                              "%s: ncclGroupEnd (initialising ranks %zu..%zu of %zu) answered %s: %s", verb, first_rank,
                              first_rank + count - 1, nranks, uform__nccl_result_name(result),
                              uform__nccl_error_string(library, result, buffer, sizeof buffer));
+    if (status == UFORM_STATUS_OK && bounded)
+        status = await_ready(library, communicators, count, first_rank, nranks, deadline_ns, timeout_seconds, cancel,
+                             verb);
 
     /* NCCL's own view must be the one asked for. */
     for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++) {
@@ -117,6 +194,32 @@ uform_status_t uform__nccl_communicators_create(uform_executor_t *executor, cons
     out->count = count;
     out->communicators = (void **)communicators;
     return UFORM_STATUS_OK;
+}
+
+/* The calling thread's current context or device, saved before NCCL's devices are made current
+ * one by one and given back after: the caller's runtime (PyTorch on cuda:1) keeps its device
+ * there. `saved_by` is the device whose backend saved it (NULL: nothing to give back). */
+static uform__gpu_device_t *save_caller(uform_executor_t *executor, uintptr_t *saved) {
+    uform__vram_t *vram = executor ? uform__vram_of(executor) : NULL;
+    if (!vram || !vram->device_count || uform__forked_since(executor->fork_generation)) return NULL;
+    uform__gpu_device_t *device = &vram->devices[0];
+    if (!device->backend->save_current || !device->backend->restore_current) return NULL;
+    char kept[512];
+    snprintf(kept, sizeof kept, "%s", uform_last_error());
+    bool ok = device->backend->save_current(device, saved) == UFORM_STATUS_OK;
+    uform__fail(UFORM_STATUS_OK, "%s", kept); /* saving leaves the caller's last error */
+    return ok ? device : NULL;
+}
+
+uform_status_t uform__nccl_communicators_create_bounded(uform_executor_t *executor,
+                                                        const uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES], size_t first_rank,
+                                                        size_t nranks, double timeout_seconds,
+                                                        const volatile int *cancel, uform__nccl_communicators_t *out) {
+    uintptr_t saved = 0;
+    uform__gpu_device_t *saved_by = save_caller(executor, &saved);
+    uform_status_t status = create(executor, id, first_rank, nranks, timeout_seconds, cancel, out);
+    if (saved_by) saved_by->backend->restore_current(saved_by, saved);
+    return status;
 }
 
 void uform__nccl_communicators_destroy(uform__nccl_communicators_t *communicators) {

@@ -1,13 +1,12 @@
-/* Loading NCCL at run time, once per process. Nothing here links against NCCL: libnccl.so.2
- * (or UFORM_NCCL_LIBRARY) is dlopen'ed through the platform seam and its entry points bound by
- * name. Without the library the mesh forms without a data plane. */
-#include <pthread.h>
-#include <stdarg.h>
+/* Loading NCCL at run time, once per process (core/dynamic_library.h). Nothing here links
+ * against NCCL: libnccl.so.2 (or UFORM_NCCL_LIBRARY) is dlopen'ed and nccl_abi.h's entry points
+ * bound by name. Without the library the mesh forms without a data plane. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dynamic_library.h"
 #include "core/error.h"
 #include "mesh/nccl/nccl_loader.h"
 #include "platform/platform.h"
@@ -17,65 +16,35 @@
 _Static_assert(UFORM_NCCL_ID_BYTES == UFORM_NCCL_UNIQUE_ID_BYTES, "ncclUniqueId is 128 bytes");
 _Static_assert(sizeof(uform_ncclUniqueId) == UFORM_NCCL_UNIQUE_ID_BYTES, "ncclUniqueId has no padding");
 
-/* The load runs under `lock`, and the fork handlers hold `lock` across fork(), so a child sees
- * either a finished load or none, never half of one. No hot path: every call takes the lock. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t fork_handlers_once = PTHREAD_ONCE_INIT;
-static bool loaded;
-static uform_status_t load_status;
-static char load_message[512];
-static uint32_t load_generation; /* the process generation that loaded the library */
+UFORM__LIBRARY_DEFINE(loader)
 static uform__nccl_api_t api;
 
-static void before_fork(void) { pthread_mutex_lock(&lock); }
-static void after_fork(void) { pthread_mutex_unlock(&lock); }
-static void install_fork_handlers(void) { pthread_atfork(before_fork, after_fork, after_fork); }
-
-UFORM_PRINTF_(2, 3) static uform_status_t fail_load(uform_status_t status, const char *format, ...) {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(load_message, sizeof load_message, format, args);
-    va_end(args);
-    return status;
-}
+/* nccl_abi.h's lists as one binding table, looked up by exported name: the main list required. */
+#define ENTRY_(field, symbol, type) UFORM__LIBRARY_ENTRY(uform__nccl_api_t, field, symbol, 0, symbol, false)
+/* nccl_abi.h's optional list: newer entry points an older NCCL lacks, bound to NULL there. */
+#define OPTIONAL_ENTRY_(field, symbol, type) UFORM__LIBRARY_ENTRY(uform__nccl_api_t, field, symbol, 0, symbol, true)
+static const uform__library_entry_t entries[] = {UFORM_NCCL_ENTRY_POINTS(ENTRY_)
+                                                     UFORM_NCCL_OPTIONAL_ENTRY_POINTS(OPTIONAL_ENTRY_)};
 
 static uform_status_t load(void) {
-    /* The library name is read once, with the load; later changes are not seen. */
-    const char *path = getenv("UFORM_NCCL_LIBRARY");
-    if (!path || !*path) path = DEFAULT_LIBRARY;
-    void *library = uform__library_open(path);
-    if (!library) return fail_load(UFORM_STATUS_NOT_FOUND, "no NCCL: %s", uform__library_error());
+    static const char *const candidates[] = {DEFAULT_LIBRARY, NULL};
+    /* Without the library the load fails (NOT_FOUND): the mesh asks for NCCL only when it wants it. */
+    if (!uform__library_open_first(&loader, "NCCL", "UFORM_NCCL_LIBRARY", candidates))
+        return uform__library_fail(&loader, UFORM_STATUS_NOT_FOUND, "%s", loader.note);
     /* Bound with the library open; it stays loaded for the process's life, as communicators
      * and their proxy threads live in it. */
-#define BIND_(field, symbol, type)                                                                 \
-    {                                                                                              \
-        void *pointer_ = uform__library_symbol(library, symbol);                                   \
-        if (!pointer_)                                                                             \
-            return fail_load(UFORM_STATUS_UNSUPPORTED, "NCCL library %s lacks %s: %s", path, symbol, \
-                             uform__library_error());                                              \
-        api.field = (type)pointer_;                                                                \
-    }
-    UFORM_NCCL_ENTRY_POINTS(BIND_)
-#undef BIND_
+    char why[512];
+    uform_status_t status = uform__library_bind(&loader, "NCCL library", NULL, NULL, entries,
+                                                sizeof entries / sizeof entries[0], &api, sizeof api, why, sizeof why);
+    if (status != UFORM_STATUS_OK) return uform__library_fail(&loader, status, "%s", why);
     return UFORM_STATUS_OK;
 }
 
 uform_status_t uform__nccl_get(const uform__nccl_api_t **out) {
     *out = NULL;
-    uint32_t generation = uform__fork_generation();
-    pthread_once(&fork_handlers_once, install_fork_handlers);
-    pthread_mutex_lock(&lock);
-    if (!loaded) {
-        load_status = load();
-        if (load_status != UFORM_STATUS_OK) memset(&api, 0, sizeof api);
-        load_generation = generation;
-        loaded = true;
-    }
-    uform_status_t status = load_status;
-    bool inherited = status == UFORM_STATUS_OK && load_generation != generation;
-    pthread_mutex_unlock(&lock);
-    if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", load_message);
-    if (inherited)
+    uform_status_t status = uform__library_load_once(&loader, load, &api, sizeof api);
+    if (status != UFORM_STATUS_OK) return status;
+    if (uform__forked_since(loader.generation))
         return uform__fail(UFORM_STATUS_FORKED, "NCCL was loaded by the parent of this fork()ed process, "
                                                 "which cannot use it (its communicators and threads stay "
                                                 "with the parent)");

@@ -14,6 +14,7 @@
 typedef struct uform__nccl_api_t {
 #define UFORM_NCCL_API_FIELD_(field, symbol, type) type field;
     UFORM_NCCL_ENTRY_POINTS(UFORM_NCCL_API_FIELD_)
+    UFORM_NCCL_OPTIONAL_ENTRY_POINTS(UFORM_NCCL_API_FIELD_)
 #undef UFORM_NCCL_API_FIELD_
 } uform__nccl_api_t;
 

@@ -51,6 +51,7 @@ static void parse_device(char *rest, emulated_config_t *config, size_t line) {
     snprintf(device->name, sizeof device->name, "Emulated CUDA device %zu", index);
     device->multicast = 0;     /* most GPUs sit on no NVSwitch */
     device->nvlink_group = -1; /* and reach no peer */
+    device->allocation_granularity = 2ull << 20; /* the large-page size current GPUs report */
     double_config_words_t words = {.next = rest};
     for (char *key, *value; double_config_word(&words, &key, &value);) {
         if (!value) {
@@ -58,6 +59,11 @@ static void parse_device(char *rest, emulated_config_t *config, size_t line) {
         } else if (strcmp(key, "name") == 0) { /* the rest of the line: the last word */
             double_config_name(value, device->name, sizeof device->name);
             return;
+        } else if (strcmp(key, "granularity") == 0) {
+            uint64_t bytes = 0;
+            if (!parse_bytes(value, &bytes) || bytes < 4096 || (bytes & (bytes - 1)))
+                refuse(config, line, "granularity=%s is not a power of two of at least 4K", value);
+            else device->allocation_granularity = bytes;
         } else if (strcmp(key, "cc") == 0) {
             if (sscanf(value, "%d.%d", &device->compute_major, &device->compute_minor) != 2)
                 refuse(config, line, "cc=%s is not major.minor", value);

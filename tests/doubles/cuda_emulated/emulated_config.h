@@ -36,6 +36,7 @@ typedef struct emulated_device_t {
     char name[1024]; /* longer than any driver buffer, so truncation can be tested */
     int multicast;    /* `multicast=yes`: CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED (default no) */
     int nvlink_group; /* `nvlink=<group>`: peers are the devices of one group; -1 none (default) */
+    uint64_t allocation_granularity; /* `granularity=`: cuMemGetAllocationGranularity's answer (default 2M) */
 } emulated_device_t;
 
 typedef struct emulated_config_t {

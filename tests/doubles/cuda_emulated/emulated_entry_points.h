@@ -67,6 +67,8 @@ EXPORT uform_cuResult cuEventSynchronize(uform_cuEvent handle);
 
 /* Peers and multicast (emulated_multicast.c) */
 EXPORT uform_cuResult cuDeviceCanAccessPeer(int *can_access, uform_cuDevice handle, uform_cuDevice peer);
+EXPORT uform_cuResult cuDeviceGetP2PAttribute(int *value, uform_cuDeviceP2PAttribute attribute, uform_cuDevice source,
+                                              uform_cuDevice destination);
 EXPORT uform_cuResult cuMulticastGetGranularity(size_t *granularity, const uform_cuMulticastObjectProp *prop,
                                                 uform_cuMulticastGranularityFlags option);
 EXPORT uform_cuResult cuMulticastCreate(uform_cuMemGenericAllocationHandle *handle,
@@ -75,6 +77,8 @@ EXPORT uform_cuResult cuMulticastAddDevice(uform_cuMemGenericAllocationHandle ha
 EXPORT uform_cuResult cuMemCreate(uform_cuMemGenericAllocationHandle *handle, size_t bytes,
                                   const uform_cuMemAllocationProp *prop, unsigned long long flags);
 EXPORT uform_cuResult cuMemRelease(uform_cuMemGenericAllocationHandle handle);
+EXPORT uform_cuResult cuMemGetAllocationGranularity(size_t *granularity, const uform_cuMemAllocationProp *prop,
+                                                    uform_cuMemAllocationGranularityFlags option);
 EXPORT uform_cuResult cuMulticastBindMem(uform_cuMemGenericAllocationHandle handle, size_t multicast_offset,
                                          uform_cuMemGenericAllocationHandle memory_handle, size_t memory_offset,
                                          size_t bytes, unsigned long long flags);

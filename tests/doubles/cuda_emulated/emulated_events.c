@@ -108,8 +108,9 @@ void end_events(emulated_context_t *context) {
 }
 
 /* cuda.h: CU_EVENT_DEFAULT, _BLOCKING_SYNC, _DISABLE_TIMING, and _INTERPROCESS only along with
- * _DISABLE_TIMING; the event belongs to the current context. (Every wait here blocks, and no
- * timing is kept, so the flags change nothing else.) */
+ * _DISABLE_TIMING; the event belongs to the current context. _BLOCKING_SYNC decides how
+ * cuEventSynchronize waits (blocked, or spinning); no timing is kept, so _DISABLE_TIMING changes
+ * nothing. */
 EXPORT uform_cuResult cuEventCreate(uform_cuEvent *handle, unsigned int flags) {
     ENTER_CONTEXT();
     unsigned known = UFORM_CU_EVENT_BLOCKING_SYNC | UFORM_CU_EVENT_DISABLE_TIMING | EVENT_INTERPROCESS;
@@ -245,12 +246,10 @@ EXPORT uform_cuResult cuEventSynchronize(uform_cuEvent handle) {
     capture_t *captures = NULL;
     size_t count = 0;
     if (!atomic_load(&event->context->sticky)) result = snapshot_captures(event, &captures, &count);
-    for (size_t i = 0; i < count; i++) {
-        emulated_stream_t *stream = captures[i].stream;
-        pthread_mutex_lock(&stream->lock);
-        while (stream->finished < captures[i].position) pthread_cond_wait(&stream->changed, &stream->lock);
-        pthread_mutex_unlock(&stream->lock);
-    }
+    /* cuda.h: a thread waiting on a CU_EVENT_BLOCKING_SYNC event blocks until it completes;
+     * on any other event it waits as the context's scheduling says (SCHED_AUTO: spinning). */
+    int spin = !(event->flags & UFORM_CU_EVENT_BLOCKING_SYNC);
+    for (size_t i = 0; i < count; i++) wait_finished(captures[i].stream, captures[i].position, spin);
     put_captures(captures, count);
     unsigned sticky = atomic_load(&event->context->sticky);
     put_event(event);

@@ -210,11 +210,16 @@ EXPORT uform_cuResult cuMemHostUnregister(void *pointer) {
     return UFORM_CUDA_SUCCESS;
 }
 
-/* CU_POINTER_ATTRIBUTE_MEMORY_TYPE (DEVICE for cuMemAlloc'd memory, HOST for pinned host
- * memory), _RANGE_START_ADDR and _RANGE_SIZE (the whole allocation or registration holding the
- * address: a CUdeviceptr-sized start, the host address for host memory, and a size_t). An
- * address the double did not allocate or register is INVALID_VALUE, as the driver answers for
- * ordinary host memory; so is an attribute it does not emulate. */
+/* As cuda.h documents each attribute for each kind of memory:
+ *   _MEMORY_TYPE       DEVICE for cuMemAlloc'd memory, HOST for cuMemHostAlloc'd or registered
+ *                      host memory ("if ptr addresses host memory");
+ *   _RANGE_START_ADDR  the start (CUdeviceptr-sized) and size (a size_t) of "the allocation
+ *   _RANGE_SIZE        referenced by the device pointer": documented for device allocations
+ *                      only, so host memory (allocated or registered) is INVALID_VALUE here, the
+ *                      answer a driver may give and uform must live with.
+ * An address the double did not allocate or register is INVALID_VALUE ("not allocated by, mapped
+ * by, or registered with a CUcontext"); so is an attribute it does not emulate. Nothing is
+ * written on failure. */
 EXPORT uform_cuResult cuPointerGetAttribute(void *data, uform_cuPointerAttribute attribute, uform_cuDevicePtr pointer) {
     if (!atomic_load(&initialized)) return UFORM_CUDA_ERROR_NOT_INITIALIZED;
     if (!data || (attribute != UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE &&
@@ -228,6 +233,8 @@ EXPORT uform_cuResult cuPointerGetAttribute(void *data, uform_cuPointerAttribute
     size_t bytes = found ? found->bytes : 0;
     pthread_mutex_unlock(&memory_lock);
     if (!found) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    if (attribute != UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE && type != UFORM_CU_MEMORYTYPE_DEVICE)
+        return UFORM_CUDA_ERROR_INVALID_VALUE;
     switch (attribute) {
     case UFORM_CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data = type; break;
     case UFORM_CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(uform_cuDevicePtr *)data = start; break;

@@ -17,12 +17,29 @@ EXPORT uform_cuResult cuDeviceCanAccessPeer(int *can_access, uform_cuDevice hand
     return UFORM_CUDA_SUCCESS;
 }
 
+/* cuda.h: the attribute `attribute` of the link from `source` to `destination`. The double's
+ * links are its `nvlink=` groups: within one, access, native atomics and CUDA array access are
+ * supported and every link ranks 0 (alike); across groups or without one, all four are 0. The
+ * same device twice is CUDA_ERROR_INVALID_DEVICE, as the driver documents; an unknown attribute
+ * or a NULL value is CUDA_ERROR_INVALID_VALUE. */
+EXPORT uform_cuResult cuDeviceGetP2PAttribute(int *value, uform_cuDeviceP2PAttribute attribute, uform_cuDevice source,
+                                              uform_cuDevice destination) {
+    OPEN_QUERY(source, value != NULL);
+    const emulated_device_t *other = device_of(destination);
+    if (!other || source == destination) return UFORM_CUDA_ERROR_INVALID_DEVICE;
+    if (attribute < UFORM_CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK ||
+        attribute > UFORM_CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED)
+        return UFORM_CUDA_ERROR_INVALID_VALUE;
+    int linked = device->nvlink_group >= 0 && device->nvlink_group == other->nvlink_group;
+    *value = attribute == UFORM_CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK ? 0 : linked;
+    return UFORM_CUDA_SUCCESS;
+}
+
 /* The granularities the double answers: 2 MiB minimum, for multicast objects and cuMemCreate
  * alike (the large-page size drivers report on current GPUs), and a recommended multicast
  * granularity well above it (512 MiB, the double's choice) so a caller mixing the two shows. */
 #define MULTICAST_MINIMUM_GRANULARITY (2ull << 20)
 #define MULTICAST_RECOMMENDED_GRANULARITY (512ull << 20)
-#define ALLOCATION_GRANULARITY (2ull << 20)
 /* The exportable handle types the double accepts on Linux (the Win32 ones are refused). */
 #define LINUX_HANDLE_TYPES (UFORM_CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | UFORM_CU_MEM_HANDLE_TYPE_FABRIC)
 
@@ -180,19 +197,37 @@ EXPORT uform_cuResult cuMulticastAddDevice(uform_cuMemGenericAllocationHandle ha
     return result;
 }
 
+/* The allocation properties the double emulates: pinned memory on a device, Linux handle types. */
+static int allocation_prop_valid(const uform_cuMemAllocationProp *prop) {
+    return prop->type == UFORM_CU_MEM_ALLOCATION_TYPE_PINNED && prop->location.type == UFORM_CU_MEM_LOCATION_TYPE_DEVICE &&
+           !(prop->requestedHandleTypes & ~(unsigned)LINUX_HANDLE_TYPES);
+}
+
+/* cuda.h: "the minimal or recommended granularity for a given allocation specification", the
+ * multiple cuMemCreate's size must be: the device's `granularity=` for both options. No context
+ * needed. */
+EXPORT uform_cuResult cuMemGetAllocationGranularity(size_t *granularity, const uform_cuMemAllocationProp *prop,
+                                                    uform_cuMemAllocationGranularityFlags option) {
+    REQUIRE_INITIALIZED();
+    if (!granularity || !prop || option > UFORM_CU_MEM_ALLOC_GRANULARITY_RECOMMENDED || !allocation_prop_valid(prop))
+        return UFORM_CUDA_ERROR_INVALID_VALUE;
+    const emulated_device_t *device = device_of(prop->location.id);
+    if (!device) return UFORM_CUDA_ERROR_INVALID_DEVICE;
+    *granularity = (size_t)device->allocation_granularity;
+    return UFORM_CUDA_SUCCESS;
+}
+
 /* cuda.h: physical memory on a device (the double emulates CU_MEM_LOCATION_TYPE_DEVICE with
- * CU_MEM_ALLOCATION_TYPE_PINNED only), a multiple of the allocation granularity, charged
+ * CU_MEM_ALLOCATION_TYPE_PINNED only), a multiple of the device's allocation granularity, charged
  * against the device's memory like cuMemAlloc (cuMemGetInfo sees it) until cuMemRelease.
  * No context needed. The double does not map it: there is no cuMemMap. */
 EXPORT uform_cuResult cuMemCreate(uform_cuMemGenericAllocationHandle *handle, size_t bytes,
                                   const uform_cuMemAllocationProp *prop, unsigned long long flags) {
     REQUIRE_INITIALIZED();
-    if (!handle || !prop || bytes == 0 || flags || !aligned_to(bytes, ALLOCATION_GRANULARITY) ||
-        prop->type != UFORM_CU_MEM_ALLOCATION_TYPE_PINNED || prop->location.type != UFORM_CU_MEM_LOCATION_TYPE_DEVICE ||
-        (prop->requestedHandleTypes & ~(unsigned)LINUX_HANDLE_TYPES))
-        return UFORM_CUDA_ERROR_INVALID_VALUE;
+    if (!handle || !prop || bytes == 0 || flags || !allocation_prop_valid(prop)) return UFORM_CUDA_ERROR_INVALID_VALUE;
     const emulated_device_t *device = device_of(prop->location.id);
     if (!device) return UFORM_CUDA_ERROR_INVALID_DEVICE;
+    if (!aligned_to(bytes, device->allocation_granularity)) return UFORM_CUDA_ERROR_INVALID_VALUE;
     uform_cuResult fault = multicast_fault(MULTICAST_STEP_MEMCREATE, prop->location.id);
     if (fault) return fault;
     vmm_object_t *object = calloc(1, sizeof *object);

@@ -110,6 +110,22 @@ static uform_cuResult start_stream(emulated_context_t *context, unsigned flags, 
     return UFORM_CUDA_SUCCESS;
 }
 
+void wait_finished(emulated_stream_t *stream, unsigned long long position, int spin) {
+    pthread_mutex_lock(&stream->lock);
+    if (spin) {
+        /* The caller's thread stays on its CPU, polling, as the driver's spin-wait does. */
+        while (stream->finished < position) {
+            pthread_mutex_unlock(&stream->lock);
+            for (volatile int i = 0; i < 64; i++) {
+            }
+            pthread_mutex_lock(&stream->lock);
+        }
+    } else {
+        while (stream->finished < position) pthread_cond_wait(&stream->changed, &stream->lock);
+    }
+    pthread_mutex_unlock(&stream->lock);
+}
+
 /* Waits until everything queued on `stream` so far has run. */
 static void drain(emulated_stream_t *stream) {
     pthread_mutex_lock(&stream->lock);
@@ -272,7 +288,12 @@ EXPORT uform_cuResult cuStreamSynchronize(uform_cuStream handle) {
     emulated_stream_t *stream = NULL;
     uform_cuResult result = stream_of(handle, context, &stream);
     if (result != UFORM_CUDA_SUCCESS) return result;
-    drain(stream);
+    /* The primary context's scheduling is CU_CTX_SCHED_AUTO, which spins while the process has
+     * no more contexts than logical CPUs (cuda.h): the double's case. */
+    pthread_mutex_lock(&stream->lock);
+    unsigned long long position = stream->queued;
+    pthread_mutex_unlock(&stream->lock);
+    wait_finished(stream, position, 1);
     put_stream(stream);
     return atomic_load(&context->sticky);
 }

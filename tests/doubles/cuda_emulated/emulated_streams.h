@@ -50,4 +50,10 @@ void put_stream(emulated_stream_t *stream);
  * reference the caller puts back. INVALID_HANDLE for a handle that is no live stream. */
 uform_cuResult stream_of(uform_cuStream handle, emulated_context_t *context, emulated_stream_t **out);
 
+/* Waits until `stream` has finished `position` operations: with `spin`, polling on the calling
+ * thread's CPU (the driver's CU_CTX_SCHED_SPIN, which CU_CTX_SCHED_AUTO picks while the process
+ * has no more contexts than logical CPUs, and every wait on an event without
+ * CU_EVENT_BLOCKING_SYNC then); else blocked, off the CPU (CU_EVENT_BLOCKING_SYNC). */
+void wait_finished(emulated_stream_t *stream, unsigned long long position, int spin);
+
 #endif

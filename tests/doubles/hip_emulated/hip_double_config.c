@@ -102,12 +102,13 @@ static void parse_fault(char *rest, hip_double_config_t *config, size_t line) {
         if (config->missing_count == HIP_DOUBLE_MAX_MISSING) return refuse(config, line, "too many missing entry points");
         if (!*value) return refuse(config, line, "fault missing= names no symbol");
         snprintf(config->missing[config->missing_count++], sizeof config->missing[0], "%s", value);
-    } else if (strcmp(rest, "alloc") == 0 || strcmp(rest, "sticky") == 0) {
+    } else if (strcmp(rest, "alloc") == 0 || strcmp(rest, "sticky") == 0 || strcmp(rest, "get_device") == 0) {
         unsigned long n = 0;
         if (!double_config_count(value, &n))
             return refuse(config, line, "fault %s=%s is not a positive count", rest, value);
         if (rest[0] == 'a') config->alloc_fault = n;
-        else config->sticky_fault = n;
+        else if (rest[0] == 's') config->sticky_fault = n;
+        else config->get_device_fault = n;
     } else {
         refuse(config, line, "unknown fault '%s'", rest);
     }

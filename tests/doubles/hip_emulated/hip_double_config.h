@@ -27,6 +27,8 @@ typedef struct hip_double_config_t {
     char missing[HIP_DOUBLE_MAX_MISSING][64];
     unsigned long alloc_fault;  /* `fault alloc=N`: the Nth hipMalloc answers hipErrorOutOfMemory */
     unsigned long sticky_fault; /* `fault sticky=N`: the Nth stream operation faults its device */
+    unsigned long get_device_fault; /* `fault get_device=N`: the Nth hipGetDevice and every later one answer
+                                       hipErrorInvalidDevice */
     char error[256];            /* why the configuration was refused; "" when it was not */
 } hip_double_config_t;
 

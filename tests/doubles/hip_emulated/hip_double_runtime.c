@@ -142,10 +142,16 @@ ENTRY(uform_hipError, hipSetDevice, (int device)) {
     return UFORM_HIP_SUCCESS;
 }
 
+/* `fault get_device=N`: from the Nth call on (counted from 1, process-wide), hipErrorInvalidDevice,
+ * one of the errors hip_runtime_api.h lists for it. */
+static atomic_ulong get_device_calls;
+
 ENTRY(uform_hipError, hipGetDevice, (int *device)) {
     INITIALIZE();
     if (!device) return UFORM_HIP_ERROR_INVALID_VALUE;
     if (!config.device_count) return UFORM_HIP_ERROR_NO_DEVICE;
+    unsigned long call = atomic_fetch_add(&get_device_calls, 1) + 1;
+    if (config.get_device_fault && call >= config.get_device_fault) return UFORM_HIP_ERROR_INVALID_DEVICE;
     *device = current_device;
     return UFORM_HIP_SUCCESS;
 }
@@ -634,8 +640,14 @@ ENTRY(uform_hipError, hipPointerGetAttributes, (uform_hipPointerAttribute * attr
     allocation_t *found = allocation_holding(pointer, 1);
     allocation_t copy = found ? *found : (allocation_t){0};
     pthread_mutex_unlock(&memory_lock);
-    if (!found) return UFORM_HIP_ERROR_INVALID_VALUE;
     memset(attributes, 0, sizeof *attributes);
+    /* Memory the runtime does not know (ordinary host memory): hipSuccess with
+     * hipMemoryTypeUnregistered, as ROCm's runtime (clr) answers, like CUDA 11 and later (the
+     * double leaves the other fields 0). */
+    if (!found) {
+        attributes->type = UFORM_HIP_MEMORY_TYPE_UNREGISTERED;
+        return UFORM_HIP_SUCCESS;
+    }
     attributes->device = copy.device;
     attributes->devicePointer = (void *)pointer;
     if (copy.kind == ALLOCATION_DEVICE) {
@@ -746,13 +758,24 @@ ENTRY(uform_hipError, hipEventRecord, (uform_hipEvent handle, uform_hipStream st
     return result;
 }
 
-/* An event never recorded is complete (hipSuccess at once), as the header documents. */
+/* An event never recorded is complete (hipSuccess at once), as the header documents. The wait
+ * yields the CPU only for an event made with hipEventBlockingSync (hip_runtime_api.h: "waiting
+ * will yield CPU"); for any other the calling thread spins. */
 ENTRY(uform_hipError, hipEventSynchronize, (uform_hipEvent handle)) {
     INITIALIZE();
     event_t *event = event_of(handle);
     if (!event) return UFORM_HIP_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&events_lock);
-    while (event->completed < event->recorded) pthread_cond_wait(&events_changed, &events_lock);
+    if (event->flags & UFORM_HIP_EVENT_BLOCKING_SYNC) {
+        while (event->completed < event->recorded) pthread_cond_wait(&events_changed, &events_lock);
+    } else {
+        while (event->completed < event->recorded) {
+            pthread_mutex_unlock(&events_lock);
+            for (volatile int i = 0; i < 64; i++) {
+            }
+            pthread_mutex_lock(&events_lock);
+        }
+    }
     int device = event->device;
     put_event_locked(event);
     pthread_mutex_unlock(&events_lock);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,12 +32,13 @@ typedef struct config_t {
     bool init_fault;         /* `fault init=...` */
     uform_ncclResult init_result;
     long init_rank;          /* `fault init_rank=N`: only that rank fails (-1: every rank) */
+    long die_rank;           /* `fault init_dies=N`: the process initialising rank N exits inside it */
     size_t missing_count;    /* `fault missing=ncclName` */
     char missing[MAX_MISSING][64];
     char error[512];         /* why the configuration was refused; "" when it was not */
 } config_t;
 
-static config_t config = {.version = 22105, .init_rank = -1};
+static config_t config = {.version = 22105, .init_rank = -1, .die_rank = -1};
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 
 static const char *const result_names[] = {"ncclSuccess",      "ncclUnhandledCudaError", "ncclSystemError",
@@ -104,6 +106,9 @@ static void parse_line(char *line, size_t number, void *context) {
     } else if (strcmp(key, "init_rank") == 0) {
         config.init_rank = parse_count(argument);
         if (config.init_rank < 0) refuse("init_rank takes a rank", original);
+    } else if (strcmp(key, "init_dies") == 0) {
+        config.die_rank = parse_count(argument);
+        if (config.die_rank < 0) refuse("init_dies takes a rank", original);
     } else if (strcmp(key, "missing") == 0) {
         if (config.missing_count == MAX_MISSING || strlen(argument) >= sizeof config.missing[0])
             refuse("too many or too long missing symbols", original);
@@ -177,6 +182,8 @@ struct ncclComm {
     comm_state_t state;
     uform_ncclResult error; /* COMM_FAILED: why */
     bool logged;            /* an `init` line was written: a `destroy` line follows */
+    bool nonblocking;       /* made by ncclCommInitRankConfig with config->blocking 0 */
+    bool started;           /* its initialisation runs: joined, waiting for the other ranks */
     struct ncclComm *next;  /* every live communicator of the process (under `lock`) */
     struct ncclComm *group_next; /* this thread's group: initialisations still to run */
 };
@@ -230,14 +237,49 @@ static void hex(const uform_ncclUniqueId *id, char *out) {
     out[2 * UFORM_NCCL_ID_BYTES] = '\0';
 }
 
-/* Runs a recorded initialisation: the fault, or the communicator ready and logged. */
-static uform_ncclResult complete_init(struct ncclComm *comm) {
+/* The ranks' meeting place across processes, as NCCL's bootstrap network: the directory
+ * UFORM_NCCL_DOUBLE_RENDEZVOUS names, where each rank's initialisation writes
+ * nccl.<first 16 hex digits of the id>.<rank>. Without it, an initialisation completes locally. */
+static void join_name(const struct ncclComm *comm, int rank, char *path, size_t capacity) {
+    char id[2 * UFORM_NCCL_ID_BYTES + 1];
+    hex(&comm->id, id);
+    snprintf(path, capacity, "%s/nccl.%.16s.%d", getenv("UFORM_NCCL_DOUBLE_RENDEZVOUS"), id, rank);
+}
+
+static bool all_joined(const struct ncclComm *comm) {
+    const char *place = getenv("UFORM_NCCL_DOUBLE_RENDEZVOUS");
+    if (!place || !*place) return true;
+    for (int r = 0; r < comm->nranks; r++) {
+        char path[1024];
+        join_name(comm, r, path, sizeof path);
+        if (access(path, F_OK) != 0) return false;
+    }
+    return true;
+}
+
+/* Starts a recorded initialisation: the fault, a death inside it, or this rank joined. */
+static void start_init(struct ncclComm *comm) {
     const config_t *c = configuration();
+    comm->started = true;
+    if (c->die_rank == comm->rank) _exit(17); /* inside init, before its peers could know */
     if (c->init_fault && (c->init_rank < 0 || c->init_rank == comm->rank)) {
         comm->state = COMM_FAILED;
         comm->error = c->init_result;
-        return c->init_result;
+        return;
     }
+    const char *place = getenv("UFORM_NCCL_DOUBLE_RENDEZVOUS");
+    if (place && *place) {
+        char path[1024];
+        join_name(comm, comm->rank, path, sizeof path);
+        int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        if (fd >= 0) close(fd);
+    }
+}
+
+/* Ends a started initialisation once every rank has joined: ready and logged. A rank that never
+ * joins (it died) leaves it pending for ever: the double, like NCCL, never notices. */
+static void progress_init(struct ncclComm *comm) {
+    if (comm->state != COMM_PENDING || !comm->started || !all_joined(comm)) return;
     char id[2 * UFORM_NCCL_ID_BYTES + 1], line[400];
     hex(&comm->id, id);
     int length = snprintf(line, sizeof line, "init pid=%ld rank=%d nranks=%d id=%s\n", (long)getpid(), comm->rank,
@@ -245,7 +287,18 @@ static uform_ncclResult complete_init(struct ncclComm *comm) {
     log_line(line, (size_t)length);
     comm->logged = true;
     comm->state = COMM_READY;
-    return UFORM_NCCL_SUCCESS;
+}
+
+/* A blocking initialisation: started, then waited for, unboundedly, as NCCL does. Called with
+ * `lock` held; it is let go while waiting, so other threads' ranks can join. */
+static uform_ncclResult complete_init(struct ncclComm *comm) {
+    if (!comm->started) start_init(comm);
+    for (progress_init(comm); comm->state == COMM_PENDING; progress_init(comm)) {
+        pthread_mutex_unlock(&lock);
+        usleep(1000);
+        pthread_mutex_lock(&lock);
+    }
+    return comm->state == COMM_FAILED ? comm->error : UFORM_NCCL_SUCCESS;
 }
 
 static void unlink_comm(struct ncclComm *comm) {
@@ -262,7 +315,8 @@ static void unlink_comm(struct ncclComm *comm) {
 }
 
 static void free_comm(struct ncclComm *comm, const char *how) {
-    if (comm->logged) {
+    /* An initialisation still waiting for its peers is aborted: that is logged too. */
+    if (comm->logged || (comm->started && comm->state == COMM_PENDING)) {
         char line[128];
         int length = snprintf(line, sizeof line, "destroy pid=%ld rank=%d%s\n", (long)getpid(), comm->rank, how);
         log_line(line, (size_t)length);
@@ -310,8 +364,7 @@ ENTRY(uform_ncclResult, ncclGetUniqueId, (uform_ncclUniqueId * id)) {
     return UFORM_NCCL_SUCCESS;
 }
 
-ENTRY(uform_ncclResult, ncclCommInitRank, (uform_ncclComm * out, int nranks, uform_ncclUniqueId id, int rank)) {
-    CONFIGURED();
+static uform_ncclResult init_rank(uform_ncclComm *out, int nranks, uform_ncclUniqueId id, int rank, bool nonblocking) {
     if (!out) return UFORM_NCCL_INVALID_ARGUMENT;
     *out = NULL;
     /* As NCCL, the arguments are checked at the call, even inside a group. */
@@ -323,6 +376,7 @@ ENTRY(uform_ncclResult, ncclCommInitRank, (uform_ncclComm * out, int nranks, ufo
     comm->nranks = nranks;
     comm->id = id;
     comm->state = COMM_PENDING;
+    comm->nonblocking = nonblocking;
     pthread_mutex_lock(&lock);
     comm->next = communicators;
     communicators = comm;
@@ -332,6 +386,13 @@ ENTRY(uform_ncclResult, ncclCommInitRank, (uform_ncclComm * out, int nranks, ufo
         comm->group_next = group_inits;
         group_inits = comm;
         *out = comm;
+    } else if (nonblocking) {
+        /* Returns at once; the initialisation goes on (ncclCommGetAsyncError reports it). */
+        start_init(comm);
+        progress_init(comm);
+        *out = comm;
+        result = comm->state == COMM_PENDING ? UFORM_NCCL_IN_PROGRESS : comm->state == COMM_FAILED ? comm->error
+                                                                                                 : UFORM_NCCL_SUCCESS;
     } else {
         result = complete_init(comm);
         if (result == UFORM_NCCL_SUCCESS) {
@@ -343,6 +404,28 @@ ENTRY(uform_ncclResult, ncclCommInitRank, (uform_ncclComm * out, int nranks, ufo
     }
     pthread_mutex_unlock(&lock);
     return result;
+}
+
+ENTRY(uform_ncclResult, ncclCommInitRank, (uform_ncclComm * out, int nranks, uform_ncclUniqueId id, int rank)) {
+    CONFIGURED();
+    return init_rank(out, nranks, id, rank, false);
+}
+
+/* config: NULL is NCCL's defaults (blocking); otherwise it must carry the magic and at least the
+ * fields up to `blocking`, which is 0 (non-blocking), 1 or NCCL_CONFIG_UNDEF_INT (blocking). */
+ENTRY(uform_ncclResult, ncclCommInitRankConfig,
+      (uform_ncclComm * out, int nranks, uform_ncclUniqueId id, int rank, uform_ncclConfig *config)) {
+    CONFIGURED();
+    if (configuration()->version < 21400) return UFORM_NCCL_INVALID_USAGE; /* not in this release */
+    bool nonblocking = false;
+    if (config) {
+        if (config->magic != UFORM_NCCL_CONFIG_MAGIC || config->size < offsetof(uform_ncclConfig, cgaClusterSize))
+            return UFORM_NCCL_INVALID_ARGUMENT;
+        if (config->blocking != 0 && config->blocking != 1 && config->blocking != UFORM_NCCL_CONFIG_UNDEF_INT)
+            return UFORM_NCCL_INVALID_ARGUMENT;
+        nonblocking = config->blocking == 0;
+    }
+    return init_rank(out, nranks, id, rank, nonblocking);
 }
 
 ENTRY(uform_ncclResult, ncclCommDestroy, (uform_ncclComm comm)) {
@@ -411,7 +494,9 @@ ENTRY(uform_ncclResult, ncclCommGetAsyncError, (uform_ncclComm comm, uform_ncclR
     pthread_mutex_lock(&lock);
     uform_ncclResult result = UFORM_NCCL_SUCCESS;
     if (!comm || !live(comm)) result = UFORM_NCCL_INVALID_ARGUMENT;
-    else *error = comm->state == COMM_PENDING ? UFORM_NCCL_IN_PROGRESS
+    else progress_init(comm); /* NCCL's threads run it meanwhile; the double, when asked */
+    if (result == UFORM_NCCL_SUCCESS)
+        *error = comm->state == COMM_PENDING ? UFORM_NCCL_IN_PROGRESS
                   : comm->state == COMM_FAILED ? comm->error
                                                : UFORM_NCCL_SUCCESS;
     pthread_mutex_unlock(&lock);
@@ -572,12 +657,24 @@ ENTRY(uform_ncclResult, ncclGroupEnd, (void)) {
         comm->group_next = order;
         order = comm;
     }
+    /* Every rank of the group starts (joins) first, then the blocking ones are waited for; a
+     * non-blocking one makes the end answer ncclInProgress while it runs. */
+    for (struct ncclComm *comm = order; comm; comm = comm->group_next) start_init(comm);
+    bool running = false;
     for (struct ncclComm *comm = order, *next; comm; comm = next) {
         next = comm->group_next;
         comm->group_next = NULL;
-        uform_ncclResult one = complete_init(comm);
+        uform_ncclResult one = UFORM_NCCL_SUCCESS;
+        if (comm->nonblocking) {
+            progress_init(comm);
+            running |= comm->state == COMM_PENDING;
+            if (comm->state == COMM_FAILED) one = comm->error;
+        } else {
+            one = complete_init(comm);
+        }
         if (one != UFORM_NCCL_SUCCESS && result == UFORM_NCCL_SUCCESS) result = one;
     }
+    if (result == UFORM_NCCL_SUCCESS && running) result = UFORM_NCCL_IN_PROGRESS;
     while (group_calls) {
         pending_t *call = group_calls;
         group_calls = call->next;

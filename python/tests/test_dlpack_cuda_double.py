@@ -1,0 +1,86 @@
+"""DLPack for device arenas, against the CUDA driver test double: one tensor per device twin on
+kDLCUDA with the device's CUDA ordinal, ordered after the executor's earlier copies."""
+
+from test_vram_cuda_double import THREE_DEVICES, TWO_DEVICES, run_child
+
+TESTS = __import__("pathlib").Path(__file__).resolve().parent
+
+PRELUDE = f"""
+        sys.path.insert(0, {str(TESTS)!r})
+        import dlpack_abi
+"""
+
+
+def test_a_device_view_is_a_kdlcuda_tensor_per_device_twin(cuda_double, tmp_path):
+    answer = run_child(cuda_double, tmp_path, THREE_DEVICES, PRELUDE + """
+        with Executor.for_vram([2, 0]) as executor, Arena.new_in(executor, 1 << 20) as arena:
+            native = {}
+            executor.for_devices(lambda slot: native.__setitem__(slot.device, slot.native_device))
+            pointer = arena.allocate(4096)
+            views = []
+            for device in range(2):
+                view = arena.device_view(device, pointer, 4096)
+                legacy = dlpack_abi.describe(view.__dlpack__(stream=1))
+                versioned = dlpack_abi.describe(view.__dlpack__(stream=-1, max_version=(1, 0)))
+                views.append({"dlpack_device": list(view.__dlpack_device__()), "legacy": legacy,
+                              "versioned": versioned, "twin": arena.device_pointer(device, pointer),
+                              "device": view.device, "native": native[device]})
+            whole = arena.device_view(1)
+            whole_answer = [whole.address == arena.device_pointer(1, arena.device_view(0).address), whole.nbytes]
+            refusals = {
+                "arena_dlpack": failure(arena.__dlpack__),
+                "arena_device": failure(arena.__dlpack_device__),
+                "host_view": failure(arena.view),
+                "memoryview": failure(lambda: memoryview(views and arena.device_view(0))),
+                "cpu": failure(lambda: arena.device_view(0).__dlpack__(dl_device=(1, 0))),
+                "copy": failure(lambda: arena.device_view(0).__dlpack__(copy=True)),
+                "stream0": failure(lambda: arena.device_view(0).__dlpack__(stream=0)),
+                "device_range": failure(lambda: arena.device_view(2)),
+            }
+            gc.collect()
+        report(views=views, whole=whole_answer, refusals=refusals)
+    """)
+    for view in answer["views"]:
+        assert view["dlpack_device"] == [2, view["native"]]
+        for kind in ("legacy", "versioned"):
+            assert view[kind]["device"] == [2, view["native"]]
+            assert view[kind]["data"] == view["twin"] and view[kind]["shape"] == [4096]
+            assert view[kind]["dtype"] == [1, 8, 1] and view[kind]["ndim"] == 1
+        assert view["legacy"]["name"] == "dltensor" and view["versioned"]["name"] == "dltensor_versioned"
+    # device 0 is gpu_devices()[2]: its CUDA ordinal, not its index among the executor's devices
+    assert [view["native"] for view in answer["views"]] == [2, 0]
+    assert answer["whole"] == [True, 1 << 20]
+    refusals = answer["refusals"]
+    assert refusals["arena_dlpack"][0] == "BufferError" and "device_view" in refusals["arena_dlpack"][1]
+    assert refusals["arena_device"][0] == "BufferError"
+    assert refusals["host_view"][0] == "BufferError"
+    assert refusals["memoryview"][0] == "BufferError" and "no host buffer" in refusals["memoryview"][1]
+    assert refusals["cpu"][0] == "BufferError" and "copy_to_host" in refusals["cpu"][1]
+    assert refusals["copy"][0] == "BufferError"
+    assert refusals["stream0"][0] == "ValueError"
+    assert refusals["device_range"][0] == "InvalidArgumentError"
+
+
+def test_a_tensor_never_sees_a_copy_still_writing(cuda_double, tmp_path):
+    answer = run_child(cuda_double, tmp_path, TWO_DEVICES, PRELUDE + """
+        size = 20 << 20
+        data = PATTERN[:size]
+        seen = []
+        with Executor.for_vram() as executor, Arena.new_in(executor, size) as arena:
+            pointer = arena.allocate(size)
+            for round in range(3):
+                chunk = bytes([round]) + data[1:]
+                pending = executor.copy_to_device(1, arena.device_pointer(1, pointer), chunk, deferred=True)
+                capsule = arena.device_view(1, pointer, size).__dlpack__(stream=12345)
+                tensor = dlpack_abi.describe(capsule)
+                # device memory is host memory in the double: read it as the consumer's kernel would
+                seen.append(ctypes.string_at(tensor["data"], size) == chunk)
+                let_go = dlpack_abi.consume(capsule)
+                refused = failure(arena.close)
+                let_go()
+                pending.wait()
+                del pending, capsule
+        report(seen=seen, refused=refused)
+    """)
+    assert answer["seen"] == [True, True, True]
+    assert answer["refused"][0] == "BufferError"

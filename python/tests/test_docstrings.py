@@ -1,0 +1,42 @@
+"""help() is enough to use the package: every public function and method documents its
+arguments (each by name, with its default), the errors it raises and a short example."""
+
+import inspect
+
+import pytest
+
+import uform
+from uform import Arena, ArenaView, Deferred, Executor
+
+FUNCTIONS = [uform.capabilities_compiled, uform.capabilities_available, uform.gpu_devices, uform.cpu_class_derived,
+             uform.default_threads, uform.info]
+CLASSES = [Executor, Deferred, Arena, ArenaView, uform.lib.Staging]
+
+
+def public_methods():
+    for cls in CLASSES:
+        for name, member in vars(cls).items():
+            if (name.startswith("_") and name not in ("__enter__", "__exit__", "__dlpack__", "__dlpack_device__")) \
+                    or not callable(member):
+                continue
+            yield f"{cls.__name__}.{name}", getattr(cls, name)
+
+
+CALLABLES = [(function.__name__, function) for function in FUNCTIONS] + list(public_methods())
+
+
+@pytest.mark.parametrize("name, function", CALLABLES, ids=[name for name, _ in CALLABLES])
+def test_docstring_has_arguments_errors_and_an_example(name, function):
+    doc = inspect.getdoc(function) or ""
+    assert "Example:" in doc, f"{name}: no example"
+    assert "Raises:" in doc or "Never raises" in doc, f"{name}: no errors"
+    try:
+        parameters = inspect.signature(function).parameters
+    except ValueError:
+        parameters = {}
+    for parameter in parameters.values():
+        if parameter.name in ("self", "cls"):
+            continue
+        assert parameter.name in doc, f"{name}: argument {parameter.name} undocumented"
+        if parameter.default is not inspect.Parameter.empty and parameter.default is not None:
+            assert repr(parameter.default) in doc or "default" in doc, f"{name}: {parameter.name}'s default"
