@@ -22,6 +22,10 @@ int bench_threads_child(options_t const *o, char const *spec);
 int bench_executors_run(options_t const *o, char **self_argv);
 int bench_executors_child(options_t const *o, char const *spec);
 
+/* nbody.c: ForkUnion's N-body shape, static and dynamic split, every pool side by side. */
+int bench_nbody_run(options_t const *o, char **self_argv);
+int bench_nbody_child(options_t const *o, char const *spec);
+
 /* staging.c: GPU copies through uform's staging beside the driver's raw copies (in-process). */
 int bench_staging_run(options_t const *o);
 

@@ -9,8 +9,8 @@
 
 void bench_print_usage(FILE *out, char const *program) {
     fprintf(out,
-            "usage: %s [--quick | --full] [--table] [--executors] [--threads] [options]\n"
-            "Measures uform's host executor beside OpenMP, pthreadpool, oneTBB and a serial loop;\n"
+            "usage: %s [--quick | --full] [--table] [--executors] [--threads] [--nbody] [options]\n"
+            "Measures uform's host executor beside OpenMP, pthreadpool, oneTBB, ForkUnion and a serial loop;\n"
             "prints Markdown tables on stdout, progress on stderr. Timings never fail the run.\n"
             "Parts (default: --table, --executors and --staging):\n"
             "  --table            fork-join, wake after idle, reduction and idle cost, side by side\n"
@@ -23,6 +23,9 @@ void bench_print_usage(FILE *out, char const *program) {
             "                     beside every process reading every other's facts\n"
             "  --threads          fork-join cost from 1 thread to 4x the cores (1, 2, 4, ...),\n"
             "                     empty and with a little work, uform beside the peers\n"
+            "  --nbody            ForkUnion's N-body shape (one fork-join of n bodies per step), static\n"
+            "                     and dynamic split; --bodies A,B,.. (default 16,128,1024) at --counts\n"
+            "                     threads (default: the cores)\n"
             "Options:\n"
             "  --quick            under half a minute: 1 round, 0.25 s fork-join, 256 MiB, 0.25 s idle\n"
             "  --full             the default: 5 rounds, 1 s fork-join, 1 GiB x 5 passes, 1 s idle\n"
@@ -44,19 +47,23 @@ void bench_print_usage(FILE *out, char const *program) {
     fprintf(out, "\n  --timeout S        seconds before a configuration counts as hung (default 120)\n");
 }
 
-static int parse_counts(char const *v, options_t *o) {
-    o->threads_count = 0;
+static int parse_list(char const *v, char const *what, unsigned long most, size_t *values, size_t *count) {
+    *count = 0;
     for (char const *p = v; *p;) {
         char *end;
         unsigned long n = strtoul(p, &end, 10);
-        if (end == p || !n || n > 4096 || o->threads_count == BENCH_MAX_THREAD_COUNTS || (*end && *end != ',')) {
-            fprintf(stderr, "uform bench: bad --counts %s\n", v);
+        if (end == p || !n || n > most || *count == BENCH_MAX_THREAD_COUNTS || (*end && *end != ',')) {
+            fprintf(stderr, "uform bench: bad %s %s\n", what, v);
             return 2;
         }
-        o->threads[o->threads_count++] = n;
+        values[(*count)++] = n;
         p = *end == ',' ? end + 1 : end;
     }
     return 0;
+}
+
+static int parse_counts(char const *v, options_t *o) {
+    return parse_list(v, "--counts", 4096, o->threads, &o->threads_count);
 }
 
 int bench_parse_options(int argc, char **argv, options_t *o) {
@@ -104,6 +111,10 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
             o->parts |= BENCH_PART_STAGING;
             continue;
         }
+        if (strcmp(a, "--nbody") == 0) {
+            o->parts |= BENCH_PART_NBODY;
+            continue;
+        }
         if (strcmp(a, "--executors") == 0) {
             o->parts |= BENCH_PART_EXECUTORS;
             continue;
@@ -117,7 +128,7 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         static char const *const valued[] = {"--rounds", "--warmup",       "--duration", "--reduce-mib",
                                              "--passes", "--wake-samples", "--wake-idle-ms", "--short-idle-us",
                                              "--idle",   "--timeout",      "--peers",    "--counts", "--threads",
-                                             "--staging-mib", "--staging-reps", NULL};
+                                             "--staging-mib", "--staging-reps", "--bodies", NULL};
         int known = 0;
         for (size_t k = 0; valued[k]; k++)
             if (strcmp(a, valued[k]) == 0) known = 1;
@@ -143,7 +154,9 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         else if (strcmp(a, "--peers") == 0) o->peers = v;
         else if (strcmp(a, "--staging-mib") == 0) o->staging_mib = (size_t)atol(v);
         else if (strcmp(a, "--staging-reps") == 0) o->staging_reps = atoi(v);
-        else if (parse_counts(v, o)) return 2;
+        else if (strcmp(a, "--bodies") == 0) {
+            if (parse_list(v, "--bodies", 1u << 20, o->bodies, &o->bodies_count)) return 2;
+        } else if (parse_counts(v, o)) return 2;
     }
     if (!o->parts) o->parts = BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_STAGING;
     if (o->rounds < 1 || o->rounds > 64 || o->duration <= 0 || o->warmup < 0 || !o->reduce_mib || o->passes < 1 ||

@@ -16,7 +16,8 @@ typedef enum bench_part_t {
     BENCH_PART_EXECUTORS = 2, /* many uform executors in one process */
     BENCH_PART_THREADS = 4,   /* fork-join cost from 1 thread to 4x the cores */
     BENCH_PART_STAGING = 8,   /* GPU copies: uform's staging beside the driver's raw copies */
-    BENCH_PART_MESH = 16      /* processes meeting through a directory: roster vs everyone-reads-all */
+    BENCH_PART_MESH = 16,     /* processes meeting through a directory: roster vs everyone-reads-all */
+    BENCH_PART_NBODY = 32     /* ForkUnion's N-body shape, static and dynamic split */
 } bench_part_t;
 
 typedef struct options_t {
@@ -39,6 +40,8 @@ typedef struct options_t {
     const char *peers; /* comma-separated names, NULL = all */
     size_t staging_mib; /* MiB per staged copy */
     int staging_reps;   /* timed copies per figure (best taken) */
+    size_t bodies[BENCH_MAX_THREAD_COUNTS]; /* --bodies; bodies_count 0: --nbody's default */
+    size_t bodies_count;
 } options_t;
 
 /** 0: parsed; 2: usage error (message printed); 3: --help. */

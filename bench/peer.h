@@ -48,6 +48,11 @@ typedef struct bench_peer_t {
     int (*fork_join)(void *pool, size_t items, bench_item_t item, void *context);
     /** Frees the pool. */
     void (*destroy)(void *pool);
+    /**
+     * Optional (NULL: the pool has none): as fork_join, but threads take items one at a time
+     * from a shared counter (the dynamic split).
+     */
+    int (*fork_join_dynamic)(void *pool, size_t items, bench_item_t item, void *context);
 } bench_peer_t;
 
 extern const bench_peer_t bench_peer_serial;
@@ -55,6 +60,7 @@ extern const bench_peer_t bench_peer_uform;
 extern const bench_peer_t bench_peer_openmp;
 extern const bench_peer_t bench_peer_pthreadpool;
 extern const bench_peer_t bench_peer_tbb;
+extern const bench_peer_t bench_peer_fork_union;
 
 #ifdef __cplusplus
 }

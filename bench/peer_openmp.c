@@ -32,6 +32,14 @@ static int openmp_fork_join(void *pool, size_t items, bench_item_t item, void *c
     return 0;
 }
 
+static int openmp_fork_join_dynamic(void *pool, size_t items, bench_item_t item, void *context) {
+    int const threads = (int)(uintptr_t)pool;
+    long const count = (long)items;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (long i = 0; i < count; i++) item(context, (size_t)i);
+    return 0;
+}
+
 static void openmp_destroy(void *pool) { (void)pool; }
 
 const bench_peer_t bench_peer_openmp = {
@@ -43,4 +51,5 @@ const bench_peer_t bench_peer_openmp = {
     .create = openmp_create,
     .fork_join = openmp_fork_join,
     .destroy = openmp_destroy,
+    .fork_join_dynamic = openmp_fork_join_dynamic,
 };

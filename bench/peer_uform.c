@@ -52,6 +52,17 @@ static int uform_peer_fork_join(void *pool, size_t items, bench_item_t item, voi
     return 0;
 }
 
+static int uform_peer_fork_join_dynamic(void *pool, size_t items, bench_item_t item, void *context) {
+    uform_peer_call_t call = {item, context};
+    uform_status_t status =
+        uform_executor_for_n_dynamic((uform_executor_t *)pool, NULL, items, uform_peer_task, &call);
+    if (status != UFORM_STATUS_OK) {
+        fprintf(stderr, "uform_executor_for_n_dynamic: %s (%s)\n", uform_status_name(status), uform_last_error());
+        return 1;
+    }
+    return 0;
+}
+
 static void uform_peer_destroy(void *pool) { uform_executor_free((uform_executor_t *)pool); }
 
 const bench_peer_t bench_peer_uform = {
@@ -63,4 +74,5 @@ const bench_peer_t bench_peer_uform = {
     .create = uform_peer_create,
     .fork_join = uform_peer_fork_join,
     .destroy = uform_peer_destroy,
+    .fork_join_dynamic = uform_peer_fork_join_dynamic,
 };

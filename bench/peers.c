@@ -15,6 +15,9 @@ bench_peer_t const *const bench_peers[] = {
 #ifdef UFORM_BENCH_HAVE_TBB
     &bench_peer_tbb,
 #endif
+#ifdef UFORM_BENCH_HAVE_FORK_UNION
+    &bench_peer_fork_union,
+#endif
 };
 size_t const bench_peers_count = sizeof(bench_peers) / sizeof(bench_peers[0]);
 

@@ -122,12 +122,12 @@ UFORM_API uform_status_t uform_executor_on_pool(const int32_t *memory_domains, s
  * @param devices positions in uform_gpu_devices(); NULL/0 means all. A duplicate is
  *        INVALID_ARGUMENT; an out-of-range ordinal, or no GPU at all, is NOT_FOUND.
  * @param gpu_class pin, NONE derives the devices' own.
- * @param memory_domains, cpu_class the host decoders' RAM pool, as uform_executor_for_ram
+ * @param memory_domains, cpu_class the host threads' RAM pool, as uform_executor_for_ram
  *        (empty: the nodes nearest the devices).
  * @param streams borrowed CUDA streams, one per device; a non-empty list is UNSUPPORTED.
  * @param scratch_limit bytes of scratch per device, 0 unbounded.
  * @param deferred_limit as uform_executor_for_ram.
- * The host decoders take `n - n/8` of the cores of those nodes. The executor's verbs, arenas and
+ * The host threads take `n - n/8` of the cores of those nodes. The executor's verbs, arenas and
  * faults are in uform/vram.h.
  * @return OK; INVALID_ARGUMENT / NOT_FOUND as above; UNSUPPORTED (borrowed streams, a class pin
  *         a device cannot run: the pin, or NVIDIA_AMPERE on any NVIDIA class, runs; a driver

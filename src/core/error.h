@@ -9,10 +9,6 @@
 #define UFORM_PRINTF_(a, b) __attribute__((format(printf, a, b)))
 #else
 #define UFORM_PRINTF_(a, b)
-/** How many messages the calling thread has recorded so far (wraps): unchanged across a
- *  callback means the callback set none. */
-unsigned uform__error_serial(void);
-
 #endif
 
 /** Records "<detail>" as the calling thread's last error and answers `status`. */
@@ -22,7 +18,8 @@ uform_status_t uform__fail(uform_status_t status, const char *format, ...) UFORM
 uform_status_t uform__fail_errno(uform_status_t status, int errnum, const char *format, ...) UFORM_PRINTF_(3, 4);
 
 /** How many messages the calling thread has recorded so far (wraps): unchanged across a
- *  callback means the callback set none. */
-unsigned uform__error_serial(void);
+ *  callback means the callback set none. Read once per share of every call: inline. */
+extern _Thread_local unsigned uform__last_error_serial;
+static inline unsigned uform__error_serial(void) { return uform__last_error_serial; }
 
 #endif

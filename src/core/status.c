@@ -39,18 +39,17 @@ const char *uform_status_name(uform_status_t status) {
 /* 512 bytes holds a path, a driver's error name and an errno text together. */
 static _Thread_local char last_error[512];
 /* Bumped with every message, so a caller can tell whether one was set since it looked. */
-static _Thread_local unsigned last_error_serial;
+_Thread_local unsigned uform__last_error_serial;
 
 const char *uform_last_error(void) { return last_error; }
 
-unsigned uform__error_serial(void) { return last_error_serial; }
 
 uform_status_t uform__fail(uform_status_t status, const char *format, ...) {
     va_list args;
     va_start(args, format);
     vsnprintf(last_error, sizeof last_error, format, args);
     va_end(args);
-    last_error_serial++;
+    uform__last_error_serial++;
     return status;
 }
 
@@ -68,6 +67,6 @@ uform_status_t uform__fail_errno(uform_status_t status, int errnum, const char *
     const char *text = strerror_r(errnum, reason, sizeof reason) == 0 ? reason : "unknown error";
 #endif
     snprintf(last_error, sizeof last_error, "%s: %s", detail, text);
-    last_error_serial++;
+    uform__last_error_serial++;
     return status;
 }

@@ -81,22 +81,26 @@ static inline bool check_not_forked(const share_env_t *env) {
     return true;
 }
 
-/** False once the call has failed or was cancelled (then INTERRUPTED is recorded), or when
- *  this is a fork()ed child (then FORKED is recorded). */
-static inline bool still_running(const share_env_t *env) {
+/** False once the call has failed or was cancelled (then INTERRUPTED is recorded). */
+static inline bool not_stopped(const share_env_t *env) {
     if (atomic_load_explicit(env->failure, memory_order_relaxed) != UFORM_STATUS_OK) return false;
     if (uform__job_cancelled(env->job)) {
         record_failure(env->failure, UFORM_STATUS_INTERRUPTED);
         return false;
     }
-    return check_not_forked(env);
+    return true;
 }
 
-/** Runs task `i`, counting it towards progress; false when the call must stop. */
+/** As not_stopped, and false in a fork()ed child (then FORKED is recorded): before a share's
+ *  only callback, which may come after another call's callback forked on this thread. */
+static inline bool still_running(const share_env_t *env) { return not_stopped(env) && check_not_forked(env); }
+
+/** Runs task `i`, counting it towards progress; false when the call must stop. Only code of
+ *  the user's runs between two tasks of a share (the task, a progress report), so one fork
+ *  check after each of them covers the next task too. */
 static inline bool run_task(const share_env_t *env, size_t i, size_t thread, size_t *finished, unsigned serial) {
     const uform__job_t *job = env->job;
-    /* Before the task too: a progress callback may have forked since the last one. */
-    if (!still_running(env)) return false;
+    if (!not_stopped(env)) return false;
     uform_status_t status = ((uform_task_t)job->function)(job->context, i, thread);
     if (!check_not_forked(env)) return false;
     if (status != UFORM_STATUS_OK) {
@@ -106,6 +110,7 @@ static inline bool run_task(const share_env_t *env, size_t i, size_t thread, siz
     if (job->done && ++*finished == job->progress_step) {
         report_progress(job, env->progress, *finished);
         *finished = 0;
+        if (!check_not_forked(env)) return false; /* the progress callback forked */
     }
     return true;
 }
@@ -114,6 +119,9 @@ static inline bool run_task(const share_env_t *env, size_t i, size_t thread, siz
 static inline size_t claim_dynamic(const share_env_t *env) {
     const uform__job_t *job = env->job;
     if (!job->saturating) {
+        /* A read first: the last claims of every thread (the ones past the end) then leave the
+         * counter's line shared instead of each taking it exclusive in turn. */
+        if (atomic_load_explicit(env->dynamic_next, memory_order_relaxed) >= job->n) return SIZE_MAX;
         size_t i = atomic_fetch_add_explicit(env->dynamic_next, 1, memory_order_relaxed);
         return i < job->n ? i : SIZE_MAX;
     }
@@ -211,7 +219,8 @@ uform_status_t uform__run_inline(const uform__job_t *job_in, size_t threads) {
     _Atomic uint32_t failure = UFORM_STATUS_OK;
     _Atomic size_t next = job.first + 1;
     uform__progress_state_t progress = {0, 0};
-    char message[UFORM_FAILURE_MESSAGE_] = "";
+    char message[UFORM_FAILURE_MESSAGE_];
+    message[0] = 0; /* not the whole buffer: this runs on every inline call */
     share_env_t env = {&job, 1, &failure, &next, &progress, NULL, message};
     run_share(&env, 0);
     return finish_call(&job, &progress, (uform_status_t)atomic_load(&failure), message);
@@ -305,7 +314,12 @@ static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, 
     for (size_t i = 1; i < executor->threads; i++) {
         uform__worker_t *worker = &executor->workers[i];
         if (!uform__claim_share(&worker->claimed, generation)) continue;
-        run_share(env, i); /* skips its callbacks once the call failed or this is a forked child */
+        /* A share's last progress report may have forked: no other share runs in the child. */
+        if (uform__forked_since(executor->fork_generation)) {
+            record_failure(env->failure, UFORM_STATUS_FORKED);
+            return;
+        }
+        run_share(env, i); /* skips its callbacks once the call failed */
         atomic_store_explicit(&worker->done, generation, memory_order_release); /* we are the joiner */
     }
 }
@@ -348,11 +362,12 @@ static uform_status_t join_workers(uform_executor_t *executor, const share_env_t
     }
 }
 
+/** Whether the published job already is this call's: every field a caller sets (the split and
+ *  `saturating` follow from them and the executor's fixed thread count). */
 static bool same_job(const uform__job_t *a, const uform__job_t *b) {
     return a->kind == b->kind && a->n == b->n && a->first == b->first && a->function == b->function &&
            a->context == b->context && a->progress == b->progress && a->progress_context == b->progress_context &&
            a->done == b->done && a->total == b->total && a->progress_step == b->progress_step &&
-           a->quotient == b->quotient && a->remainder == b->remainder && a->saturating == b->saturating &&
            a->cancel == b->cancel && a->cancel_handle == b->cancel_handle;
 }
 
@@ -405,21 +420,24 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
     bool single_task = job_in->kind != UFORM_JOB_FOR_THREADS && job_in->n - job_in->first == 1;
     if (threads == 1 || !job_in->total || single_task) return uform__run_inline(job_in, 1);
     if (!executor->oversubscribed) follow_forking_thread(executor);
-    uform__job_t job = *job_in;
-    prepare_job(&job, threads);
     /* Rewrite the job only if it changed: a loop calling the same function leaves the line
-     * shared in every worker's cache, saving one transfer per call. */
-    if (!same_job(&executor->job, &job)) executor->job = job;
+     * shared in every worker's cache, saving one transfer per call (and the split's division). */
+    if (!same_job(&executor->job, job_in)) {
+        uform__job_t job = *job_in;
+        prepare_job(&job, threads);
+        executor->job = job;
+    }
+    const uform__job_t *job = &executor->job;
     /* Touch only the lines this job needs: every store here is a line the workers re-fetch. */
     if (atomic_load_explicit(&executor->failure, memory_order_relaxed) != UFORM_STATUS_OK) {
         atomic_store_explicit(&executor->failure, UFORM_STATUS_OK, memory_order_relaxed);
         executor->failure_message[0] = 0;
     }
-    if (job.kind == UFORM_JOB_FOR_N_DYNAMIC) {
-        size_t own = job.n - job.first < threads ? job.n - job.first : threads;
-        atomic_store_explicit(&executor->dynamic_next, job.first + own, memory_order_relaxed);
+    if (job->kind == UFORM_JOB_FOR_N_DYNAMIC) {
+        size_t own = job->n - job->first < threads ? job->n - job->first : threads;
+        atomic_store_explicit(&executor->dynamic_next, job->first + own, memory_order_relaxed);
     }
-    if (job.progress) atomic_store_explicit(&executor->progress.reported, 0, memory_order_relaxed);
+    if (job->progress) atomic_store_explicit(&executor->progress.reported, 0, memory_order_relaxed);
     uint64_t generation = atomic_fetch_add(&executor->generation, 1) + 1; /* publishes the job (seq_cst) */
 
     share_env_t env = {&executor->job, threads, &executor->failure, &executor->dynamic_next, &executor->progress,

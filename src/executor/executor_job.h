@@ -25,31 +25,36 @@ typedef uform_status_t (*uform__job_body_t)(struct uform_executor_t *executor, c
 
 /** One call as the threads see it: what to run and where to count progress. */
 typedef struct uform__job_t {
+    /* What the threads read on every call comes first, within one 128-byte line (x86 fetches
+     * lines in pairs): a job that spills past it costs every call a second line. */
     uform__job_kind_t kind;
+    /* Dynamic jobs whose counter could pass SIZE_MAX (n within 2 x threads of it) claim with a
+     * bounded CAS instead of fetch_add, so the counter never wraps onto task 0. */
+    bool saturating;
     size_t n;
     size_t first; /* dynamic jobs run tasks [first, n): 0 for the public verbs, a seam for tests */
     void *function; /* uform_task_t or uform_slice_t, by kind */
     void *context;
     uform_progress_t progress;
-    void *progress_context;
     _Atomic size_t *done; /* NULL when nobody watches progress */
     size_t total;
     size_t progress_step; /* publish `done` every this many tasks */
     /* The static split, computed once per call by the forking thread so no share divides. */
     size_t quotient, remainder;
-    /* Dynamic jobs whose counter could pass SIZE_MAX (n within 2 x threads of it) claim with a
-     * bounded CAS instead of fetch_add, so the counter never wraps onto task 0. */
-    bool saturating;
+    /* Cancelled once either is nonzero: the caller's flag (uform_call_t.cancel) and, for a
+     * deferred call, its handle's (uform_deferred_cancel). NULL: not watched. */
+    const volatile int *cancel;
+    const _Atomic uint32_t *cancel_handle;
+    /* ---- read only by the thread running the call, or by progress reports ---- */
+    void *progress_context;
     /* BODY jobs: the steps, and their arguments (`arguments_bytes` of them, copied with the job
      * into a deferred call so they outlive the submitting frame). */
     uform__job_body_t body;
     void *arguments;
     size_t arguments_bytes;
-    /* Cancelled once either is nonzero: the caller's flag (uform_call_t.cancel) and, for a
-     * deferred call, its handle's (uform_deferred_cancel). NULL: not watched. */
-    const volatile int *cancel;
-    const _Atomic uint32_t *cancel_handle;
 } uform__job_t;
+
+_Static_assert(offsetof(uform__job_t, progress_context) <= 128, "the job's per-call fields fit one 128-byte line");
 
 /** Whether the job was cancelled: read where a thread takes work (a task, a share, a chunk).
  *  The caller's flag is a plain int it may set from a signal handler: read it atomically. */

@@ -66,7 +66,7 @@ typedef struct uform__gpu_device_t {
     bool opened;           /* open() succeeded: close() must run */
     _Atomic bool faulted;  /* a sticky runtime error was seen on this device */
     /* Grown to high-water marks by the executor (vram_memory.c) and released by it
-     * (uform__vram_close) before close: never the backend's to free. */
+     * (the VRAM executor's close, vram_executor.c) before close: never the backend's to free. */
     void *scratch;
     size_t scratch_bytes;
     void *staging;

@@ -79,8 +79,9 @@ int main(void) {
 
     backend->device_free(&device, device_memory);
     backend->host_free(&device, back);
-    /* Scratch and staging are the executor's (uform__vram_close frees them before close, as with
-     * CUDA): close leaves them alone, so they are freed once, afterwards here. */
+    /* Scratch and staging are the executor's (the VRAM executor's close frees them before the
+     * backend's close, as with CUDA): close leaves them alone, so they are freed once, afterwards
+     * here. */
     void *scratch = NULL;
     CHECK_OK(backend->device_alloc(&device, 4096, &scratch));
     device.scratch = scratch;

@@ -65,7 +65,7 @@ int main(void) {
     CHECK_OK(create(hopper, 1, UFORM_GPU_CLASS_NONE, NULL, 0, &executor));
     CHECK_EQ_INT(uform_executor_gpu_class(executor), UFORM_GPU_CLASS_NVIDIA_HOPPER);
     CHECK_EQ_INT(uform_executor_devices(executor), 1);
-    /* Host verbs run on the host decoders as on any RAM executor. */
+    /* Host verbs run on the host threads as on any RAM executor. */
     CHECK_OK(uform_executor_free(executor));
 
     /* Every device (the V100 has no class: none in common). */

@@ -1,9 +1,9 @@
-/* Where a VRAM executor's host decoders go when no memory domain is named: the NUMA nodes
+/* Where a VRAM executor's host threads go when no memory domain is named: the NUMA nodes
  * nearest its devices, read through the hardware seam, checked on two fixtures: an 8-GPU
  * two-socket server (four GPUs per socket) and a Grace-Hopper (one GPU beside the 72 Grace
  * cores on node 0, its HBM a CPU-less node 1). A device on a node without CPUs, or whose node
- * the platform does not say for any device, sends the decoders to every node. The GPUs come from the CUDA
- * driver test double. */
+ * the platform does not say for any device, sends the host threads to every node. The GPUs come
+ * from the CUDA driver test double. */
 #include "gpu/cuda_double.h"
 #include "gpu/gpu_devices.h"
 #include "gpu/vram_internal.h"
@@ -53,7 +53,7 @@ int main(void) {
     const size_t gh200[] = {8};
     CHECK_EQ_INT(domains_of(details, gh200, 1, nodes), 1);
     CHECK_EQ_INT(nodes[0], 0);
-    /* Were the GPU reported on its own HBM node (1, no CPUs), the decoders go everywhere. */
+    /* Were the GPU reported on its own HBM node (1, no CPUs), the host threads go everywhere. */
     details[8].numa_node = 1;
     CHECK_EQ_INT(domains_of(details, gh200, 1, nodes), 0);
     TEST_DONE();

@@ -157,7 +157,7 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
 }
 
 /* Never fails visibly: a faulted device is closed too. The executor has released the scratch and
- * staging before (uform__vram_close): they are not close's. */
+ * staging before (the VRAM executor's close, vram_executor.c): they are not close's. */
 /* A device function's bracket (gpu_backend.h): gpu_call.h's scope, held across the function. */
 static uform_status_t enter_for_function(uform__gpu_device_t *device, uform__gpu_scope_t *scope) {
     return uform__gpu_enter(&current, device, scope);
