@@ -87,6 +87,9 @@ static uform_status_t run_device(void *context, size_t task, size_t thread) {
      * back what it had once the function returned and the stream drained. */
     uform__gpu_scope_t scope;
     uform_status_t status = device->backend->enter(device, &scope);
+    unsigned serial = 0; /* the thread's error serial before the function: moved if it said why */
+    bool function_said = false;
+    char said[160];                         /* its words, before the drain below can write others */
     bool driver_failed = status != UFORM_STATUS_OK; /* then uform_last_error() has the driver's words */
     bool entered = status == UFORM_STATUS_OK;
     if (status == UFORM_STATUS_OK) {
@@ -103,7 +106,10 @@ static uform_status_t run_device(void *context, size_t task, size_t thread) {
         const uform__gpu_device_t *outer_device = current_device;
         current_executor = call->executor;
         current_device = device;
+        serial = uform__error_serial();
         status = call->function(call->context, &slot);
+        function_said = status != UFORM_STATUS_OK && uform__error_serial() != serial;
+        if (function_said) snprintf(said, sizeof said, "%s", uform_last_error());
         current_executor = outer_executor;
         current_device = outer_device;
         if (forked_here(call->executor)) return UFORM_STATUS_FORKED; /* the function fork()ed: the child */
@@ -123,6 +129,9 @@ static uform_status_t run_device(void *context, size_t task, size_t thread) {
         if (driver_failed)
             snprintf(call->cause, sizeof call->cause, "device %zu (GPU %d): %s", device->index, (int)device->ordinal,
                      uform_last_error());
+        else if (function_said) /* a refused re-entry, say: keep its reason */
+            snprintf(call->cause, sizeof call->cause, "device %zu's function returned %s: %s", device->index,
+                     uform_status_name(status), said);
         else
             snprintf(call->cause, sizeof call->cause, "device %zu's function returned %s", device->index,
                      uform_status_name(status));
