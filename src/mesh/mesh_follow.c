@@ -59,11 +59,9 @@ static void leave(follower_t *f) {
     uform__mesh_remove_job(f->s->directory, f->s->job, f->s->job_fd);
 }
 
-/* Answers the run's outcome (the file exists), then leaves. */
-static uform_status_t answer(follower_t *f) {
-    uform_status_t status = UFORM_STATUS_OK;
-    char message[UFORM_MESH_MESSAGE_MAX + 1];
-    int read = uform__mesh_read_outcome(f->s, &status, message, sizeof message);
+/* Answers an outcome read (`read`: 1 read, 0 absent, -1 unreadable with `message` saying why),
+ * then leaves. */
+static uform_status_t answer_read(follower_t *f, int read, uform_status_t status, const char *message) {
     leave(f);
     if (read != 1) return uform__fail(UFORM_STATUS_IO_ERROR, "%s", read < 0 ? message : "outcome vanished");
     if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", message);
@@ -74,6 +72,14 @@ static uform_status_t answer(follower_t *f) {
                            "%s: %s: the run formed without this process (index %llu): use a new job name", f->s->verb,
                            f->s->job, (unsigned long long)f->mine->index);
     return UFORM_STATUS_OK;
+}
+
+/* Answers the run's outcome (the file exists), then leaves. */
+static uform_status_t answer(follower_t *f) {
+    uform_status_t status = UFORM_STATUS_OK;
+    char message[UFORM_MESH_MESSAGE_MAX + 1];
+    int read = uform__mesh_read_outcome(f->s, &status, message, sizeof message);
+    return answer_read(f, read, status, message);
 }
 
 /* Proposes an outcome (printf-style message) and answers the one the run has. */
@@ -107,7 +113,12 @@ static uform_status_t interrupted(follower_t *f) {
 /* Index 0 ended the run (removed its run file). Its outcome, where it is still there; otherwise
  * this process came too late to read it. */
 static uform_status_t ended(follower_t *f, bool joined) {
-    if (uform__mesh_probe(f->s->job_fd, "outcome") == 1) return answer(f);
+    /* One read, no probe first: index 0 removes the outcome a moment after its run file, and a
+     * probe then a read could see it and then miss it. */
+    uform_status_t status = UFORM_STATUS_OK;
+    char message[UFORM_MESH_MESSAGE_MAX + 1];
+    int read = uform__mesh_read_outcome(f->s, &status, message, sizeof message);
+    if (read != 0) return answer_read(f, read, status, message);
     leave(f);
     return uform__fail(UFORM_STATUS_TIMEOUT,
                        "%s: %s: index 0 (%s) ended the run before this process %s: it failed or gave up (its message "

@@ -1,6 +1,7 @@
 # The benchmark's side-by-side table, laid out as documented (check_table.sh).
-if(TARGET uform-bench)
-  add_test(NAME bench.table_layout COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_table.sh
-    ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:uform-bench>)
+# Not in cross builds: under qemu-user every pool of the bench's table reads "could not start",
+# so there is no table to check (tools.bench_smoke still runs the bench there).
+if(TARGET uform-bench AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME bench.table_layout COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_table.sh $<TARGET_FILE:uform-bench>)
   set_tests_properties(bench.table_layout PROPERTIES LABELS bench TIMEOUT 120)
 endif()
