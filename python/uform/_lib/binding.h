@@ -138,6 +138,16 @@ int executor_free_detached(uform_executor_t *executor);
  * reaching the main thread. Answers pthread_create's result. */
 int start_quiet_thread(pthread_t *thread, void *(*body)(void *), void *argument);
 int interpreter_finalizing(void);
+/* A verb's submission to the C executor, made with the GIL released: `context` is the
+ * trampolines' (the caller's stack for a synchronous call, the Deferred's for a deferred one). */
+typedef uform_status_t (*verb_submit_t)(uform_executor_t *executor, const uform_call_t *call, call_context_t *context,
+                                        void *request);
+/* Runs one verb through `submit`, for the host verbs (executor.c) and the GPU ones (vram.c):
+ * synchronously, where Ctrl-C cancels it and a callback's first exception is raised, or with
+ * `deferred` as a new Deferred named `verb` keeping `keep` alive. `progress` is a callable or
+ * None; `device_verb` hands device functions the C executor through the context. */
+PyObject *verb_run(ExecutorObject *self, verb_submit_t submit, void *request, PyObject *python_function,
+                   PyObject *progress, PyObject *keep, int deferred, const char *verb, int device_verb);
 
 /* ---- deferred.c ---------------------------------------------------------------------------- */
 

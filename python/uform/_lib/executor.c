@@ -532,32 +532,28 @@ static uform_status_t dispatch(verb_t verb, uform_executor_t *executor, const uf
     return UFORM_STATUS_INVALID_ARGUMENT;
 }
 
-/* Runs one verb. `python_function` is a callable (then `native` is ignored), or NULL with
- * `native`/`native_context` the C function and its context. */
-static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject *python_function, void *native,
-                          void *native_context, PyObject *keep, int deferred, PyObject *progress) {
+PyObject *verb_run(ExecutorObject *self, verb_submit_t submit, void *request, PyObject *python_function,
+                   PyObject *progress, PyObject *keep, int deferred, const char *verb, int device_verb) {
     if (progress == Py_None) progress = NULL;
     if (progress && !PyCallable_Check(progress)) {
         PyErr_Format(PyExc_TypeError, "progress must be callable or None, not %.100s", Py_TYPE(progress)->tp_name);
         return NULL;
     }
     if (executor_check(self) < 0) return NULL;
-    void *function = native;
-    if (python_function) function = verb == VERB_FOR_SLICES ? (void *)slice_trampoline : (void *)task_trampoline;
+    uform_executor_t *device_executor = device_verb ? self->executor : NULL;
 
     uform_call_t call = UFORM_CALL_INIT;
     uform_status_t status;
     if (!deferred) {
-        call_context_t context = {python_function, progress, NULL, 0, self, NULL};
+        call_context_t context = {python_function, progress, NULL, 0, self, device_executor};
         interrupt_scope_t interrupt;
         call.progress = progress ? progress_trampoline : NULL;
         call.progress_context = &context;
         call.cancel = &interrupt.flag;
-        void *task_context = python_function ? (void *)&context : native_context;
         self->busy++;
         interrupt_enter(&interrupt);
         Py_BEGIN_ALLOW_THREADS
-        status = dispatch(verb, self->executor, &call, n, function, task_context);
+        status = submit(self->executor, &call, &context, request);
         Py_END_ALLOW_THREADS
         interrupt_leave(&interrupt);
         self->busy--;
@@ -571,21 +567,16 @@ static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject 
         Py_RETURN_NONE;
     }
 
-    static const char *const verb_names[2][4] = {
-        {"for_n_native", "for_n_native", "for_threads_native", "for_slices_native"},
-        {"for_n", "for_n", "for_threads", "for_slices"},
-    };
-    DeferredObject *handle =
-        deferred_new((PyObject *)self, python_function, progress, keep, verb_names[python_function != NULL][verb]);
+    DeferredObject *handle = deferred_new((PyObject *)self, python_function, progress, keep, verb);
     if (!handle) return NULL;
     call_context_t *context = &handle->call->context;
+    if (device_verb) context->executor = device_executor;
     call.deferred = &handle->call->handle;
     call.progress = progress ? progress_trampoline : NULL;
     call.progress_context = context;
-    void *task_context = python_function ? (void *)context : native_context;
     self->busy++;
     Py_BEGIN_ALLOW_THREADS
-    status = dispatch(verb, self->executor, &call, n, function, task_context);
+    status = submit(self->executor, &call, context, request);
     Py_END_ALLOW_THREADS
     self->busy--;
     if (status != UFORM_STATUS_OK) {
@@ -597,6 +588,37 @@ static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject 
     /* Tracked once its handle is set: the collector reads it to tell a running call. */
     PyObject_GC_Track(handle);
     return (PyObject *)handle;
+}
+
+/* A host verb as verb_run submits it: the C function and context, or the trampoline over the
+ * Python callable with the trampolines' context. */
+typedef struct host_request_t {
+    verb_t verb;
+    size_t n;
+    void *function;
+    void *native_context;
+    int python; /* the context is the trampolines' */
+} host_request_t;
+
+static uform_status_t host_submit(uform_executor_t *executor, const uform_call_t *call, call_context_t *context,
+                                  void *opaque) {
+    const host_request_t *request = opaque;
+    return dispatch(request->verb, executor, call, request->n, request->function,
+                    request->python ? (void *)context : request->native_context);
+}
+
+/* Runs one verb. `python_function` is a callable (then `native` is ignored), or NULL with
+ * `native`/`native_context` the C function and its context. */
+static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject *python_function, void *native,
+                          void *native_context, PyObject *keep, int deferred, PyObject *progress) {
+    static const char *const verb_names[2][4] = {
+        {"for_n_native", "for_n_native", "for_threads_native", "for_slices_native"},
+        {"for_n", "for_n", "for_threads", "for_slices"},
+    };
+    host_request_t request = {verb, n, native, native_context, python_function != NULL};
+    if (python_function) request.function = verb == VERB_FOR_SLICES ? (void *)slice_trampoline : (void *)task_trampoline;
+    return verb_run(self, host_submit, &request, python_function, progress, keep, deferred,
+                    verb_names[python_function != NULL][verb], 0);
 }
 
 PyDoc_STRVAR(Executor_for_n_doc,
