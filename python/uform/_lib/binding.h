@@ -57,11 +57,11 @@ int parse_ids(PyObject *object, const char *argument, int32_t **ids, size_t *cou
 int parse_callable(PyObject *object, const char *argument);
 /* The address of a C function (an int, never a small number, a bool or an enum member; or a
  * ctypes function or cffi function pointer) and, when `context_object` is given, an address
- * handed to it unchanged (an int, a ctypes object or pointer, a cffi pointer). */
-int parse_native(PyObject *function_object, PyObject *context_object, void **function, void **context);
-/* What a deferred native call keeps alive: `keep`, plus the ctypes or cffi objects it was given
- * (a CFUNCTYPE callback freed under a running call would be a jump into freed memory). New. */
-PyObject *native_keep(PyObject *keep, PyObject *function_object, PyObject *context_object);
+ * handed to it unchanged (an int, a ctypes object or pointer, a cffi pointer); and in *held a new
+ * reference to what a deferred call keeps alive: `keep`, plus the ctypes or cffi objects given (a
+ * CFUNCTYPE callback freed under a running call would be a jump into freed memory). */
+int parse_native(PyObject *function_object, PyObject *context_object, PyObject *keep, void **function, void **context,
+                 PyObject **held);
 
 /* ---- callbacks.c --------------------------------------------------------------------------- */
 

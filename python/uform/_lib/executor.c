@@ -621,6 +621,18 @@ static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject 
                     verb_names[python_function != NULL][verb], 0);
 }
 
+/* Runs one verb with a C function (parse_native's function_object and context_object), keeping
+ * what a deferred call needs alive. */
+static PyObject *run_native(ExecutorObject *self, verb_t verb, size_t n, PyObject *function_object,
+                            PyObject *context_object, PyObject *keep, int deferred, PyObject *progress) {
+    void *function = NULL, *context = NULL;
+    PyObject *held = NULL;
+    if (parse_native(function_object, context_object, keep, &function, &context, &held) < 0) return NULL;
+    PyObject *result = run_verb(self, verb, n, NULL, function, context, held, deferred, progress);
+    Py_DECREF(held);
+    return result;
+}
+
 PyDoc_STRVAR(Executor_for_n_doc,
              "for_n($self, /, n, fn, *, dynamic=False, deferred=False, progress=None)\n"
     "--\n"
@@ -769,15 +781,9 @@ static PyObject *Executor_for_n_native(ExecutorObject *self, PyObject *args, PyO
                                      &context_object, &dynamic, &deferred, &progress, &keep))
         return NULL;
     size_t n;
-    void *function = NULL, *context = NULL;
-    if (parse_size(n_object, "n", &n) < 0 || parse_native(function_object, context_object, &function, &context) < 0)
-        return NULL;
-    PyObject *held = native_keep(keep, function_object, context_object);
-    if (!held) return NULL;
-    PyObject *result = run_verb(self, dynamic ? VERB_FOR_N_DYNAMIC : VERB_FOR_N, n, NULL, function, context, held, deferred,
-                    progress);
-    Py_DECREF(held);
-    return result;
+    if (parse_size(n_object, "n", &n) < 0) return NULL;
+    return run_native(self, dynamic ? VERB_FOR_N_DYNAMIC : VERB_FOR_N, n, function_object, context_object, keep,
+                      deferred, progress);
 }
 
 PyDoc_STRVAR(Executor_for_threads_native_doc,
@@ -806,13 +812,7 @@ static PyObject *Executor_for_threads_native(ExecutorObject *self, PyObject *arg
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$pOO:for_threads_native", keywords, &function_object,
                                      &context_object, &deferred, &progress, &keep))
         return NULL;
-    void *function = NULL, *context = NULL;
-    if (parse_native(function_object, context_object, &function, &context) < 0) return NULL;
-    PyObject *held = native_keep(keep, function_object, context_object);
-    if (!held) return NULL;
-    PyObject *result = run_verb(self, VERB_FOR_THREADS, 0, NULL, function, context, held, deferred, progress);
-    Py_DECREF(held);
-    return result;
+    return run_native(self, VERB_FOR_THREADS, 0, function_object, context_object, keep, deferred, progress);
 }
 
 PyDoc_STRVAR(Executor_for_slices_native_doc,
@@ -843,14 +843,8 @@ static PyObject *Executor_for_slices_native(ExecutorObject *self, PyObject *args
                                      &function_object, &context_object, &deferred, &progress, &keep))
         return NULL;
     size_t n;
-    void *function = NULL, *context = NULL;
-    if (parse_size(n_object, "n", &n) < 0 || parse_native(function_object, context_object, &function, &context) < 0)
-        return NULL;
-    PyObject *held = native_keep(keep, function_object, context_object);
-    if (!held) return NULL;
-    PyObject *result = run_verb(self, VERB_FOR_SLICES, n, NULL, function, context, held, deferred, progress);
-    Py_DECREF(held);
-    return result;
+    if (parse_size(n_object, "n", &n) < 0) return NULL;
+    return run_native(self, VERB_FOR_SLICES, n, function_object, context_object, keep, deferred, progress);
 }
 
 /* ---- attributes ------------------------------------------------------------------------------- */

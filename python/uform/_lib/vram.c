@@ -390,11 +390,10 @@ PyObject *Executor_for_devices_native(ExecutorObject *self, PyObject *args, PyOb
                                      &context_object, &deferred, &progress, &keep))
         return NULL;
     void *function = NULL, *context = NULL;
-    if (parse_native(function_object, context_object, &function, &context) < 0) return NULL;
+    PyObject *held = NULL;
+    if (parse_native(function_object, context_object, keep, &function, &context, &held) < 0) return NULL;
     gpu_request_t request = {.verb = GPU_FOR_DEVICES, .function = (uform_device_function_t)function,
                              .context = context};
-    PyObject *held = native_keep(keep, function_object, context_object);
-    if (!held) return NULL;
     PyObject *result = gpu_run(self, &request, NULL, held, deferred, progress, "for_devices_native");
     Py_DECREF(held);
     return result;
