@@ -218,6 +218,30 @@ static PyObject *constructed(PyTypeObject *cls, uform_status_t status, uform_exe
     return executor_wrap(cls, executor);
 }
 
+/* for_ram and on_pool past their first argument: the placement parsed, then the executor made
+ * with the GIL released, on *pool when `pool` is given (on_pool), else with `threads`. */
+static PyObject *construct_on_ram(PyTypeObject *cls, void *const *pool, size_t threads, PyObject *domains_object,
+                                  PyObject *limit_object, PyObject *class_object) {
+    size_t deferred_limit = 0, domains_count = 0;
+    long cpu_class = 0;
+    int32_t *domains = NULL;
+    if (parse_ram_placement(domains_object, limit_object, class_object, &domains, &domains_count, &deferred_limit,
+                            &cpu_class) < 0)
+        return NULL;
+    uform_executor_t *executor = NULL;
+    uform_status_t status;
+    Py_BEGIN_ALLOW_THREADS
+    if (pool)
+        status = uform_executor_on_pool(domains, domains_count, (uform_cpu_class_t)cpu_class, *pool, deferred_limit,
+                                        &executor);
+    else
+        status = uform_executor_for_ram(domains, domains_count, (uform_cpu_class_t)cpu_class, threads,
+                                        deferred_limit, &executor);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(domains);
+    return constructed(cls, status, executor);
+}
+
 PyDoc_STRVAR(Executor_for_ram_doc,
              "for_ram($cls, /, threads=0, *, memory_domains=None, deferred_limit=0, cpu_class=None)\n"
     "--\n"
@@ -251,21 +275,9 @@ static PyObject *Executor_for_ram(PyTypeObject *cls, PyObject *args, PyObject *k
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$OOO:for_ram", keywords, &threads_object, &domains_object,
                                      &limit_object, &class_object))
         return NULL;
-    size_t threads = 0, deferred_limit = 0, domains_count = 0;
-    long cpu_class = 0;
-    int32_t *domains = NULL;
+    size_t threads = 0;
     if (threads_object && parse_size(threads_object, "threads", &threads) < 0) return NULL;
-    if (parse_ram_placement(domains_object, limit_object, class_object, &domains, &domains_count, &deferred_limit,
-                            &cpu_class) < 0)
-        return NULL;
-    uform_executor_t *executor = NULL;
-    uform_status_t status;
-    Py_BEGIN_ALLOW_THREADS
-    status = uform_executor_for_ram(domains, domains_count, (uform_cpu_class_t)cpu_class, threads, deferred_limit,
-                                    &executor);
-    Py_END_ALLOW_THREADS
-    PyMem_Free(domains);
-    return constructed(cls, status, executor);
+    return construct_on_ram(cls, NULL, threads, domains_object, limit_object, class_object);
 }
 
 PyDoc_STRVAR(Executor_on_pool_doc,
@@ -297,21 +309,8 @@ static PyObject *Executor_on_pool(PyTypeObject *cls, PyObject *args, PyObject *k
                                      &limit_object, &class_object))
         return NULL;
     void *pool = NULL;
-    size_t deferred_limit = 0, domains_count = 0;
-    long cpu_class = 0;
-    int32_t *domains = NULL;
     if (parse_address(pool_object, "pool", &pool) < 0) return NULL;
-    if (parse_ram_placement(domains_object, limit_object, class_object, &domains, &domains_count, &deferred_limit,
-                            &cpu_class) < 0)
-        return NULL;
-    uform_executor_t *executor = NULL;
-    uform_status_t status;
-    Py_BEGIN_ALLOW_THREADS
-    status = uform_executor_on_pool(domains, domains_count, (uform_cpu_class_t)cpu_class, pool, deferred_limit,
-                                    &executor);
-    Py_END_ALLOW_THREADS
-    PyMem_Free(domains);
-    return constructed(cls, status, executor);
+    return construct_on_ram(cls, &pool, 0, domains_object, limit_object, class_object);
 }
 
 PyDoc_STRVAR(Executor_for_vram_doc,
