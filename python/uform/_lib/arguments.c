@@ -240,3 +240,25 @@ int parse_native(PyObject *function_object, PyObject *context_object, PyObject *
     *held = native_keep(keep, function_object, context_object);
     return *held ? 0 : -1;
 }
+
+int parse_callable_verb(PyObject *args, PyObject *kwargs, const char *format, PyObject **function, int *deferred,
+                        PyObject **progress) {
+    static char *keywords[] = {"fn", "deferred", "progress", NULL};
+    *deferred = 0;
+    *progress = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, function, deferred, progress)) return -1;
+    return parse_callable(*function, "fn");
+}
+
+int parse_native_verb(PyObject *args, PyObject *kwargs, const char *format, PyObject **function_object,
+                      PyObject **context_object, int *deferred, PyObject **progress, PyObject **keep) {
+    static char *keywords[] = {"function", "context", "deferred", "progress", "keep", NULL};
+    *context_object = NULL;
+    *deferred = 0;
+    *progress = Py_None;
+    *keep = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, function_object, context_object, deferred,
+                                     progress, keep))
+        return -1;
+    return 0;
+}

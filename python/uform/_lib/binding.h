@@ -62,6 +62,14 @@ int parse_callable(PyObject *object, const char *argument);
  * CFUNCTYPE callback freed under a running call would be a jump into freed memory). */
 int parse_native(PyObject *function_object, PyObject *context_object, PyObject *keep, void **function, void **context,
                  PyObject **held);
+/* The arguments of a verb taking only (fn, *, deferred=False, progress=None), `format` being
+ * "O|$pO:<verb>"; fn must be callable. */
+int parse_callable_verb(PyObject *args, PyObject *kwargs, const char *format, PyObject **function, int *deferred,
+                        PyObject **progress);
+/* The arguments of a native verb taking only (function, context=0, *, deferred=False,
+ * progress=None, keep=None), `format` being "O|O$pOO:<verb>"; parse_native reads them. */
+int parse_native_verb(PyObject *args, PyObject *kwargs, const char *format, PyObject **function_object,
+                      PyObject **context_object, int *deferred, PyObject **progress, PyObject **keep);
 
 /* ---- callbacks.c --------------------------------------------------------------------------- */
 

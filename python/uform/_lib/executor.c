@@ -697,12 +697,9 @@ PyDoc_STRVAR(Executor_for_threads_doc,
     "Calls uform_executor_for_threads.");
 
 static PyObject *Executor_for_threads(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"fn", "deferred", "progress", NULL};
-    PyObject *function, *progress = Py_None;
-    int deferred = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$pO:for_threads", keywords, &function, &deferred, &progress))
-        return NULL;
-    if (parse_callable(function, "fn") < 0) return NULL;
+    PyObject *function, *progress;
+    int deferred;
+    if (parse_callable_verb(args, kwargs, "O|$pO:for_threads", &function, &deferred, &progress) < 0) return NULL;
     return run_verb(self, VERB_FOR_THREADS, 0, function, NULL, NULL, NULL, deferred, progress);
 }
 
@@ -805,11 +802,10 @@ PyDoc_STRVAR(Executor_for_threads_native_doc,
     "Calls uform_executor_for_threads.");
 
 static PyObject *Executor_for_threads_native(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"function", "context", "deferred", "progress", "keep", NULL};
-    PyObject *function_object, *context_object = NULL, *progress = Py_None, *keep = Py_None;
-    int deferred = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$pOO:for_threads_native", keywords, &function_object,
-                                     &context_object, &deferred, &progress, &keep))
+    PyObject *function_object, *context_object, *progress, *keep;
+    int deferred;
+    if (parse_native_verb(args, kwargs, "O|O$pOO:for_threads_native", &function_object, &context_object, &deferred,
+                          &progress, &keep) < 0)
         return NULL;
     return run_native(self, VERB_FOR_THREADS, 0, function_object, context_object, keep, deferred, progress);
 }

@@ -353,12 +353,9 @@ const char Executor_for_devices_doc[] =
     "Calls uform_executor_for_devices.";
 
 PyObject *Executor_for_devices(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"fn", "deferred", "progress", NULL};
-    PyObject *function, *progress = Py_None;
-    int deferred = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$pO:for_devices", keywords, &function, &deferred, &progress))
-        return NULL;
-    if (parse_callable(function, "fn") < 0) return NULL;
+    PyObject *function, *progress;
+    int deferred;
+    if (parse_callable_verb(args, kwargs, "O|$pO:for_devices", &function, &deferred, &progress) < 0) return NULL;
     gpu_request_t request = {.verb = GPU_FOR_DEVICES};
     return gpu_run(self, &request, function, NULL, deferred, progress, "for_devices");
 }
@@ -383,11 +380,10 @@ const char Executor_for_devices_native_doc[] =
     "Calls uform_executor_for_devices.";
 
 PyObject *Executor_for_devices_native(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"function", "context", "deferred", "progress", "keep", NULL};
-    PyObject *function_object, *context_object = NULL, *progress = Py_None, *keep = Py_None;
-    int deferred = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$pOO:for_devices_native", keywords, &function_object,
-                                     &context_object, &deferred, &progress, &keep))
+    PyObject *function_object, *context_object, *progress, *keep;
+    int deferred;
+    if (parse_native_verb(args, kwargs, "O|O$pOO:for_devices_native", &function_object, &context_object, &deferred,
+                          &progress, &keep) < 0)
         return NULL;
     void *function = NULL, *context = NULL;
     PyObject *held = NULL;
