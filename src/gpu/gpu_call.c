@@ -43,6 +43,12 @@ uform_status_t uform__gpu_check_event(const uform__gpu_device_t *device, size_t 
                        which, UFORM_STAGING_BUFFERS);
 }
 
+bool uform__gpu_range_pinned(const void *host, size_t bytes, bool (*pinned_at)(const void *address)) {
+    if (!host) return false;
+    if (!bytes) return pinned_at(host);
+    return pinned_at(host) && pinned_at((const char *)host + (bytes - 1));
+}
+
 uform_status_t uform__gpu_enter(const uform__gpu_current_t *current, uform__gpu_device_t *device,
                                 uform__gpu_scope_t *scope) {
     scope->previous = 0;

@@ -41,6 +41,12 @@ uform_status_t uform__gpu_refuse_empty(const uform__gpu_device_t *device, size_t
 /** INVALID_ARGUMENT unless `which` names one of the device's events (below UFORM_STAGING_BUFFERS). */
 uform_status_t uform__gpu_check_event(const uform__gpu_device_t *device, size_t which);
 
+/** True when [host, host + bytes) is pinned as far as `pinned_at` (the runtime's answer for one
+ *  address) tells: neither runtime answers for a host range, so both ends are asked. Two pinned
+ *  ranges side by side read as one, which only costs a direct DMA where a staged copy would also
+ *  have worked. False for NULL; one address for 0 bytes. */
+bool uform__gpu_range_pinned(const void *host, size_t bytes, bool (*pinned_at)(const void *address));
+
 /** The calling thread's current slot as a backend reads and sets it: the CUDA context (a
  *  CUcontext as an integer) or the HIP device id. `get` and `set` answer the runtime's error code,
  *  0 for success; `check` turns a non-zero one into the backend's status. */

@@ -26,6 +26,14 @@ static int32_t nearest_node(const char *pci_address) {
     return (int32_t)node;
 }
 
+/* The device's PCI address as sysfs spells it ("0000:19:00.0") and the NUMA node nearest it. */
+static void place_on_bus(uform__gpu_detail_t *out, uint32_t domain, uint32_t bus, uint32_t device,
+                         uint32_t function) {
+    snprintf(out->pci_address, sizeof out->pci_address, "%04x:%02x:%02x.%x", domain & 0xFFFFu, bus & 0xFFu,
+             device & 0x1Fu, function & 0x7u);
+    out->numa_node = nearest_node(out->pci_address);
+}
+
 static void describe_cuda(const uform__cuda_device_t *device, uint32_t vendor_ordinal, uform__gpu_detail_t *out) {
     memset(out, 0, sizeof *out);
     out->device.vendor = UFORM_GPU_VENDOR_NVIDIA;
@@ -35,9 +43,7 @@ static void describe_cuda(const uform__cuda_device_t *device, uint32_t vendor_or
     out->device.compute_units = device->multiprocessors;
     out->device.memory_bytes = device->memory_bytes;
     memcpy(out->device.name, device->name, sizeof out->device.name);
-    snprintf(out->pci_address, sizeof out->pci_address, "%04x:%02x:%02x.%x", device->pci_domain & 0xFFFFu,
-             device->pci_bus & 0xFFu, device->pci_device & 0x1Fu, device->pci_function & 0x7u);
-    out->numa_node = nearest_node(out->pci_address);
+    place_on_bus(out, device->pci_domain, device->pci_bus, device->pci_device, device->pci_function);
     out->compute_major = device->compute_major;
     out->compute_minor = device->compute_minor;
 }
@@ -50,9 +56,7 @@ static void describe_hip(const uform__hip_device_t *device, uint32_t vendor_ordi
     out->device.compute_units = device->compute_units;
     out->device.memory_bytes = device->memory_bytes;
     memcpy(out->device.name, device->name, sizeof out->device.name);
-    snprintf(out->pci_address, sizeof out->pci_address, "%04x:%02x:%02x.%x", device->pci_domain & 0xFFFFu,
-             device->pci_bus & 0xFFu, device->pci_device & 0x1Fu, device->pci_function & 0x7u);
-    out->numa_node = nearest_node(out->pci_address);
+    place_on_bus(out, device->pci_domain, device->pci_bus, device->pci_device, device->pci_function);
     /* HIP's own major.minor (9.4 for gfx942); the class comes from the architecture name. */
     out->compute_major = device->major;
     out->compute_minor = device->minor;

@@ -190,7 +190,7 @@ static PyObject *foreign_address(PyObject *object, const char *role) {
     return address;
 }
 
-int parse_native(PyObject *function_object, PyObject *context_object, void **function, void **context) {
+static int parse_addresses(PyObject *function_object, PyObject *context_object, void **function, void **context) {
     if (PyBool_Check(function_object) || (PyLong_Check(function_object) && !PyLong_CheckExact(function_object) &&
                                           PyObject_HasAttrString(function_object, "_value_"))) {
         PyErr_SetString(PyExc_TypeError, "function must be an address (int), not a flag or an enum member");
@@ -224,9 +224,41 @@ int parse_native(PyObject *function_object, PyObject *context_object, void **fun
     return 0;
 }
 
-PyObject *native_keep(PyObject *keep, PyObject *function_object, PyObject *context_object) {
+/* What a deferred native call keeps alive: `keep`, plus the ctypes or cffi objects it was given
+ * (a CFUNCTYPE callback freed under a running call would be a jump into freed memory). New. */
+static PyObject *native_keep(PyObject *keep, PyObject *function_object, PyObject *context_object) {
     int foreign_function = !PyLong_Check(function_object);
     int foreign_context = context_object && !PyLong_Check(context_object);
     if (!foreign_function && !foreign_context) return Py_NewRef(keep);
     return PyTuple_Pack(3, keep, function_object, context_object ? context_object : Py_None);
+}
+
+int parse_native(PyObject *function_object, PyObject *context_object, PyObject *keep, void **function, void **context,
+                 PyObject **held) {
+    *held = NULL;
+    if (parse_addresses(function_object, context_object, function, context) < 0) return -1;
+    *held = native_keep(keep, function_object, context_object);
+    return *held ? 0 : -1;
+}
+
+int parse_callable_verb(PyObject *args, PyObject *kwargs, const char *format, PyObject **function, int *deferred,
+                        PyObject **progress) {
+    static char *keywords[] = {"fn", "deferred", "progress", NULL};
+    *deferred = 0;
+    *progress = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, function, deferred, progress)) return -1;
+    return parse_callable(*function, "fn");
+}
+
+int parse_native_verb(PyObject *args, PyObject *kwargs, const char *format, PyObject **function_object,
+                      PyObject **context_object, int *deferred, PyObject **progress, PyObject **keep) {
+    static char *keywords[] = {"function", "context", "deferred", "progress", "keep", NULL};
+    *context_object = NULL;
+    *deferred = 0;
+    *progress = Py_None;
+    *keep = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, keywords, function_object, context_object, deferred,
+                                     progress, keep))
+        return -1;
+    return 0;
 }

@@ -57,11 +57,19 @@ int parse_ids(PyObject *object, const char *argument, int32_t **ids, size_t *cou
 int parse_callable(PyObject *object, const char *argument);
 /* The address of a C function (an int, never a small number, a bool or an enum member; or a
  * ctypes function or cffi function pointer) and, when `context_object` is given, an address
- * handed to it unchanged (an int, a ctypes object or pointer, a cffi pointer). */
-int parse_native(PyObject *function_object, PyObject *context_object, void **function, void **context);
-/* What a deferred native call keeps alive: `keep`, plus the ctypes or cffi objects it was given
- * (a CFUNCTYPE callback freed under a running call would be a jump into freed memory). New. */
-PyObject *native_keep(PyObject *keep, PyObject *function_object, PyObject *context_object);
+ * handed to it unchanged (an int, a ctypes object or pointer, a cffi pointer); and in *held a new
+ * reference to what a deferred call keeps alive: `keep`, plus the ctypes or cffi objects given (a
+ * CFUNCTYPE callback freed under a running call would be a jump into freed memory). */
+int parse_native(PyObject *function_object, PyObject *context_object, PyObject *keep, void **function, void **context,
+                 PyObject **held);
+/* The arguments of a verb taking only (fn, *, deferred=False, progress=None), `format` being
+ * "O|$pO:<verb>"; fn must be callable. */
+int parse_callable_verb(PyObject *args, PyObject *kwargs, const char *format, PyObject **function, int *deferred,
+                        PyObject **progress);
+/* The arguments of a native verb taking only (function, context=0, *, deferred=False,
+ * progress=None, keep=None), `format` being "O|O$pOO:<verb>"; parse_native reads them. */
+int parse_native_verb(PyObject *args, PyObject *kwargs, const char *format, PyObject **function_object,
+                      PyObject **context_object, int *deferred, PyObject **progress, PyObject **keep);
 
 /* ---- callbacks.c --------------------------------------------------------------------------- */
 
@@ -138,6 +146,16 @@ int executor_free_detached(uform_executor_t *executor);
  * reaching the main thread. Answers pthread_create's result. */
 int start_quiet_thread(pthread_t *thread, void *(*body)(void *), void *argument);
 int interpreter_finalizing(void);
+/* A verb's submission to the C executor, made with the GIL released: `context` is the
+ * trampolines' (the caller's stack for a synchronous call, the Deferred's for a deferred one). */
+typedef uform_status_t (*verb_submit_t)(uform_executor_t *executor, const uform_call_t *call, call_context_t *context,
+                                        void *request);
+/* Runs one verb through `submit`, for the host verbs (executor.c) and the GPU ones (vram.c):
+ * synchronously, where Ctrl-C cancels it and a callback's first exception is raised, or with
+ * `deferred` as a new Deferred named `verb` keeping `keep` alive. `progress` is a callable or
+ * None; `device_verb` hands device functions the C executor through the context. */
+PyObject *verb_run(ExecutorObject *self, verb_submit_t submit, void *request, PyObject *python_function,
+                   PyObject *progress, PyObject *keep, int deferred, const char *verb, int device_verb);
 
 /* ---- deferred.c ---------------------------------------------------------------------------- */
 

@@ -1,6 +1,8 @@
 /* uform.lib: Trampolines calling Python callables (tasks, slices, progress) on the executor's threads. */
 #include "binding.h"
 
+#include <stdbool.h>
+
 _Thread_local void *running_callback_of;
 
 int interpreter_finalizing(void) {
@@ -27,11 +29,32 @@ static void record_error(call_context_t *context) {
     atomic_store(&context->failed, 1);
 }
 
-static uform_status_t call_python(call_context_t *context, size_t a, size_t b, size_t c, int arguments) {
-    if (atomic_load_explicit(&context->failed, memory_order_relaxed)) return UFORM_STATUS_CALLBACK_FAILED;
-    if (interpreter_finalizing()) return UFORM_STATUS_CALLBACK_FAILED;
-    PyGILState_STATE gil = PyGILState_Ensure();
+/* A task's or device function's callback begins: false when it is skipped (an earlier task
+ * failed, or the interpreter is finalizing), else with the GIL taken, `*gil` to give it back. */
+static bool callback_begin(call_context_t *context, PyGILState_STATE *gil) {
+    if (atomic_load_explicit(&context->failed, memory_order_relaxed)) return false;
+    if (interpreter_finalizing()) return false;
+    *gil = PyGILState_Ensure();
+    return true;
+}
+
+/* ... and ends: its result released, or its exception recorded (CALLBACK_FAILED); the GIL given
+ * back. */
+static uform_status_t callback_end(call_context_t *context, PyObject *result, PyGILState_STATE gil) {
     uform_status_t status = UFORM_STATUS_OK;
+    if (result) {
+        Py_DECREF(result);
+    } else {
+        record_error(context);
+        status = UFORM_STATUS_CALLBACK_FAILED;
+    }
+    PyGILState_Release(gil);
+    return status;
+}
+
+static uform_status_t call_python(call_context_t *context, size_t a, size_t b, size_t c, int arguments) {
+    PyGILState_STATE gil;
+    if (!callback_begin(context, &gil)) return UFORM_STATUS_CALLBACK_FAILED;
     PyObject *args[3] = {PyLong_FromSize_t(a), PyLong_FromSize_t(b), arguments == 3 ? PyLong_FromSize_t(c) : NULL};
     PyObject *result = NULL;
     void *outer = running_callback_of;
@@ -42,14 +65,7 @@ static uform_status_t call_python(call_context_t *context, size_t a, size_t b, s
     Py_XDECREF(args[0]);
     Py_XDECREF(args[1]);
     Py_XDECREF(args[2]);
-    if (result) {
-        Py_DECREF(result);
-    } else {
-        record_error(context);
-        status = UFORM_STATUS_CALLBACK_FAILED;
-    }
-    PyGILState_Release(gil);
-    return status;
+    return callback_end(context, result, gil);
 }
 
 uform_status_t task_trampoline(void *context, size_t task, size_t thread) {
@@ -62,10 +78,8 @@ uform_status_t slice_trampoline(void *context, size_t first, size_t count, size_
 
 uform_status_t device_trampoline(void *opaque, const uform_device_slot_t *slot) {
     call_context_t *context = opaque;
-    if (atomic_load_explicit(&context->failed, memory_order_relaxed)) return UFORM_STATUS_CALLBACK_FAILED;
-    if (interpreter_finalizing()) return UFORM_STATUS_CALLBACK_FAILED;
-    PyGILState_STATE gil = PyGILState_Ensure();
-    uform_status_t status = UFORM_STATUS_OK;
+    PyGILState_STATE gil;
+    if (!callback_begin(context, &gil)) return UFORM_STATUS_CALLBACK_FAILED;
     PyObject *argument = device_slot_new(slot);
     PyObject *result = NULL;
     if (argument) {
@@ -88,14 +102,7 @@ uform_status_t device_trampoline(void *opaque, const uform_device_slot_t *slot) 
         running_callback_of = outer;
         Py_DECREF(argument);
     }
-    if (result) {
-        Py_DECREF(result);
-    } else {
-        record_error(context);
-        status = UFORM_STATUS_CALLBACK_FAILED;
-    }
-    PyGILState_Release(gil);
-    return status;
+    return callback_end(context, result, gil);
 }
 
 void progress_trampoline(void *opaque, size_t done, size_t total) {

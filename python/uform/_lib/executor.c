@@ -218,6 +218,30 @@ static PyObject *constructed(PyTypeObject *cls, uform_status_t status, uform_exe
     return executor_wrap(cls, executor);
 }
 
+/* for_ram and on_pool past their first argument: the placement parsed, then the executor made
+ * with the GIL released, on *pool when `pool` is given (on_pool), else with `threads`. */
+static PyObject *construct_on_ram(PyTypeObject *cls, void *const *pool, size_t threads, PyObject *domains_object,
+                                  PyObject *limit_object, PyObject *class_object) {
+    size_t deferred_limit = 0, domains_count = 0;
+    long cpu_class = 0;
+    int32_t *domains = NULL;
+    if (parse_ram_placement(domains_object, limit_object, class_object, &domains, &domains_count, &deferred_limit,
+                            &cpu_class) < 0)
+        return NULL;
+    uform_executor_t *executor = NULL;
+    uform_status_t status;
+    Py_BEGIN_ALLOW_THREADS
+    if (pool)
+        status = uform_executor_on_pool(domains, domains_count, (uform_cpu_class_t)cpu_class, *pool, deferred_limit,
+                                        &executor);
+    else
+        status = uform_executor_for_ram(domains, domains_count, (uform_cpu_class_t)cpu_class, threads,
+                                        deferred_limit, &executor);
+    Py_END_ALLOW_THREADS
+    PyMem_Free(domains);
+    return constructed(cls, status, executor);
+}
+
 PyDoc_STRVAR(Executor_for_ram_doc,
              "for_ram($cls, /, threads=0, *, memory_domains=None, deferred_limit=0, cpu_class=None)\n"
     "--\n"
@@ -251,21 +275,9 @@ static PyObject *Executor_for_ram(PyTypeObject *cls, PyObject *args, PyObject *k
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$OOO:for_ram", keywords, &threads_object, &domains_object,
                                      &limit_object, &class_object))
         return NULL;
-    size_t threads = 0, deferred_limit = 0, domains_count = 0;
-    long cpu_class = 0;
-    int32_t *domains = NULL;
+    size_t threads = 0;
     if (threads_object && parse_size(threads_object, "threads", &threads) < 0) return NULL;
-    if (parse_ram_placement(domains_object, limit_object, class_object, &domains, &domains_count, &deferred_limit,
-                            &cpu_class) < 0)
-        return NULL;
-    uform_executor_t *executor = NULL;
-    uform_status_t status;
-    Py_BEGIN_ALLOW_THREADS
-    status = uform_executor_for_ram(domains, domains_count, (uform_cpu_class_t)cpu_class, threads, deferred_limit,
-                                    &executor);
-    Py_END_ALLOW_THREADS
-    PyMem_Free(domains);
-    return constructed(cls, status, executor);
+    return construct_on_ram(cls, NULL, threads, domains_object, limit_object, class_object);
 }
 
 PyDoc_STRVAR(Executor_on_pool_doc,
@@ -297,21 +309,8 @@ static PyObject *Executor_on_pool(PyTypeObject *cls, PyObject *args, PyObject *k
                                      &limit_object, &class_object))
         return NULL;
     void *pool = NULL;
-    size_t deferred_limit = 0, domains_count = 0;
-    long cpu_class = 0;
-    int32_t *domains = NULL;
     if (parse_address(pool_object, "pool", &pool) < 0) return NULL;
-    if (parse_ram_placement(domains_object, limit_object, class_object, &domains, &domains_count, &deferred_limit,
-                            &cpu_class) < 0)
-        return NULL;
-    uform_executor_t *executor = NULL;
-    uform_status_t status;
-    Py_BEGIN_ALLOW_THREADS
-    status = uform_executor_on_pool(domains, domains_count, (uform_cpu_class_t)cpu_class, pool, deferred_limit,
-                                    &executor);
-    Py_END_ALLOW_THREADS
-    PyMem_Free(domains);
-    return constructed(cls, status, executor);
+    return construct_on_ram(cls, &pool, 0, domains_object, limit_object, class_object);
 }
 
 PyDoc_STRVAR(Executor_for_vram_doc,
@@ -532,32 +531,28 @@ static uform_status_t dispatch(verb_t verb, uform_executor_t *executor, const uf
     return UFORM_STATUS_INVALID_ARGUMENT;
 }
 
-/* Runs one verb. `python_function` is a callable (then `native` is ignored), or NULL with
- * `native`/`native_context` the C function and its context. */
-static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject *python_function, void *native,
-                          void *native_context, PyObject *keep, int deferred, PyObject *progress) {
+PyObject *verb_run(ExecutorObject *self, verb_submit_t submit, void *request, PyObject *python_function,
+                   PyObject *progress, PyObject *keep, int deferred, const char *verb, int device_verb) {
     if (progress == Py_None) progress = NULL;
     if (progress && !PyCallable_Check(progress)) {
         PyErr_Format(PyExc_TypeError, "progress must be callable or None, not %.100s", Py_TYPE(progress)->tp_name);
         return NULL;
     }
     if (executor_check(self) < 0) return NULL;
-    void *function = native;
-    if (python_function) function = verb == VERB_FOR_SLICES ? (void *)slice_trampoline : (void *)task_trampoline;
+    uform_executor_t *device_executor = device_verb ? self->executor : NULL;
 
     uform_call_t call = UFORM_CALL_INIT;
     uform_status_t status;
     if (!deferred) {
-        call_context_t context = {python_function, progress, NULL, 0, self, NULL};
+        call_context_t context = {python_function, progress, NULL, 0, self, device_executor};
         interrupt_scope_t interrupt;
         call.progress = progress ? progress_trampoline : NULL;
         call.progress_context = &context;
         call.cancel = &interrupt.flag;
-        void *task_context = python_function ? (void *)&context : native_context;
         self->busy++;
         interrupt_enter(&interrupt);
         Py_BEGIN_ALLOW_THREADS
-        status = dispatch(verb, self->executor, &call, n, function, task_context);
+        status = submit(self->executor, &call, &context, request);
         Py_END_ALLOW_THREADS
         interrupt_leave(&interrupt);
         self->busy--;
@@ -571,21 +566,16 @@ static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject 
         Py_RETURN_NONE;
     }
 
-    static const char *const verb_names[2][4] = {
-        {"for_n_native", "for_n_native", "for_threads_native", "for_slices_native"},
-        {"for_n", "for_n", "for_threads", "for_slices"},
-    };
-    DeferredObject *handle =
-        deferred_new((PyObject *)self, python_function, progress, keep, verb_names[python_function != NULL][verb]);
+    DeferredObject *handle = deferred_new((PyObject *)self, python_function, progress, keep, verb);
     if (!handle) return NULL;
     call_context_t *context = &handle->call->context;
+    if (device_verb) context->executor = device_executor;
     call.deferred = &handle->call->handle;
     call.progress = progress ? progress_trampoline : NULL;
     call.progress_context = context;
-    void *task_context = python_function ? (void *)context : native_context;
     self->busy++;
     Py_BEGIN_ALLOW_THREADS
-    status = dispatch(verb, self->executor, &call, n, function, task_context);
+    status = submit(self->executor, &call, context, request);
     Py_END_ALLOW_THREADS
     self->busy--;
     if (status != UFORM_STATUS_OK) {
@@ -597,6 +587,49 @@ static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject 
     /* Tracked once its handle is set: the collector reads it to tell a running call. */
     PyObject_GC_Track(handle);
     return (PyObject *)handle;
+}
+
+/* A host verb as verb_run submits it: the C function and context, or the trampoline over the
+ * Python callable with the trampolines' context. */
+typedef struct host_request_t {
+    verb_t verb;
+    size_t n;
+    void *function;
+    void *native_context;
+    int python; /* the context is the trampolines' */
+} host_request_t;
+
+static uform_status_t host_submit(uform_executor_t *executor, const uform_call_t *call, call_context_t *context,
+                                  void *opaque) {
+    const host_request_t *request = opaque;
+    return dispatch(request->verb, executor, call, request->n, request->function,
+                    request->python ? (void *)context : request->native_context);
+}
+
+/* Runs one verb. `python_function` is a callable (then `native` is ignored), or NULL with
+ * `native`/`native_context` the C function and its context. */
+static PyObject *run_verb(ExecutorObject *self, verb_t verb, size_t n, PyObject *python_function, void *native,
+                          void *native_context, PyObject *keep, int deferred, PyObject *progress) {
+    static const char *const verb_names[2][4] = {
+        {"for_n_native", "for_n_native", "for_threads_native", "for_slices_native"},
+        {"for_n", "for_n", "for_threads", "for_slices"},
+    };
+    host_request_t request = {verb, n, native, native_context, python_function != NULL};
+    if (python_function) request.function = verb == VERB_FOR_SLICES ? (void *)slice_trampoline : (void *)task_trampoline;
+    return verb_run(self, host_submit, &request, python_function, progress, keep, deferred,
+                    verb_names[python_function != NULL][verb], 0);
+}
+
+/* Runs one verb with a C function (parse_native's function_object and context_object), keeping
+ * what a deferred call needs alive. */
+static PyObject *run_native(ExecutorObject *self, verb_t verb, size_t n, PyObject *function_object,
+                            PyObject *context_object, PyObject *keep, int deferred, PyObject *progress) {
+    void *function = NULL, *context = NULL;
+    PyObject *held = NULL;
+    if (parse_native(function_object, context_object, keep, &function, &context, &held) < 0) return NULL;
+    PyObject *result = run_verb(self, verb, n, NULL, function, context, held, deferred, progress);
+    Py_DECREF(held);
+    return result;
 }
 
 PyDoc_STRVAR(Executor_for_n_doc,
@@ -664,12 +697,9 @@ PyDoc_STRVAR(Executor_for_threads_doc,
     "Calls uform_executor_for_threads.");
 
 static PyObject *Executor_for_threads(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"fn", "deferred", "progress", NULL};
-    PyObject *function, *progress = Py_None;
-    int deferred = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$pO:for_threads", keywords, &function, &deferred, &progress))
-        return NULL;
-    if (parse_callable(function, "fn") < 0) return NULL;
+    PyObject *function, *progress;
+    int deferred;
+    if (parse_callable_verb(args, kwargs, "O|$pO:for_threads", &function, &deferred, &progress) < 0) return NULL;
     return run_verb(self, VERB_FOR_THREADS, 0, function, NULL, NULL, NULL, deferred, progress);
 }
 
@@ -747,15 +777,9 @@ static PyObject *Executor_for_n_native(ExecutorObject *self, PyObject *args, PyO
                                      &context_object, &dynamic, &deferred, &progress, &keep))
         return NULL;
     size_t n;
-    void *function = NULL, *context = NULL;
-    if (parse_size(n_object, "n", &n) < 0 || parse_native(function_object, context_object, &function, &context) < 0)
-        return NULL;
-    PyObject *held = native_keep(keep, function_object, context_object);
-    if (!held) return NULL;
-    PyObject *result = run_verb(self, dynamic ? VERB_FOR_N_DYNAMIC : VERB_FOR_N, n, NULL, function, context, held, deferred,
-                    progress);
-    Py_DECREF(held);
-    return result;
+    if (parse_size(n_object, "n", &n) < 0) return NULL;
+    return run_native(self, dynamic ? VERB_FOR_N_DYNAMIC : VERB_FOR_N, n, function_object, context_object, keep,
+                      deferred, progress);
 }
 
 PyDoc_STRVAR(Executor_for_threads_native_doc,
@@ -778,19 +802,12 @@ PyDoc_STRVAR(Executor_for_threads_native_doc,
     "Calls uform_executor_for_threads.");
 
 static PyObject *Executor_for_threads_native(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"function", "context", "deferred", "progress", "keep", NULL};
-    PyObject *function_object, *context_object = NULL, *progress = Py_None, *keep = Py_None;
-    int deferred = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$pOO:for_threads_native", keywords, &function_object,
-                                     &context_object, &deferred, &progress, &keep))
+    PyObject *function_object, *context_object, *progress, *keep;
+    int deferred;
+    if (parse_native_verb(args, kwargs, "O|O$pOO:for_threads_native", &function_object, &context_object, &deferred,
+                          &progress, &keep) < 0)
         return NULL;
-    void *function = NULL, *context = NULL;
-    if (parse_native(function_object, context_object, &function, &context) < 0) return NULL;
-    PyObject *held = native_keep(keep, function_object, context_object);
-    if (!held) return NULL;
-    PyObject *result = run_verb(self, VERB_FOR_THREADS, 0, NULL, function, context, held, deferred, progress);
-    Py_DECREF(held);
-    return result;
+    return run_native(self, VERB_FOR_THREADS, 0, function_object, context_object, keep, deferred, progress);
 }
 
 PyDoc_STRVAR(Executor_for_slices_native_doc,
@@ -821,14 +838,8 @@ static PyObject *Executor_for_slices_native(ExecutorObject *self, PyObject *args
                                      &function_object, &context_object, &deferred, &progress, &keep))
         return NULL;
     size_t n;
-    void *function = NULL, *context = NULL;
-    if (parse_size(n_object, "n", &n) < 0 || parse_native(function_object, context_object, &function, &context) < 0)
-        return NULL;
-    PyObject *held = native_keep(keep, function_object, context_object);
-    if (!held) return NULL;
-    PyObject *result = run_verb(self, VERB_FOR_SLICES, n, NULL, function, context, held, deferred, progress);
-    Py_DECREF(held);
-    return result;
+    if (parse_size(n_object, "n", &n) < 0) return NULL;
+    return run_native(self, VERB_FOR_SLICES, n, function_object, context_object, keep, deferred, progress);
 }
 
 /* ---- attributes ------------------------------------------------------------------------------- */

@@ -287,6 +287,7 @@ typedef struct gpu_request_t {
     void *device_pointer;
     void *host;
     size_t bytes;
+    int python; /* function is the trampoline: context becomes the trampolines' */
 } gpu_request_t;
 
 static uform_status_t gpu_dispatch(uform_executor_t *executor, const uform_call_t *call, const gpu_request_t *r) {
@@ -300,67 +301,25 @@ static uform_status_t gpu_dispatch(uform_executor_t *executor, const uform_call_
     return UFORM_STATUS_INVALID_ARGUMENT;
 }
 
+/* A GPU verb as verb_run submits it: a Python device function gets the trampolines' context. */
+static uform_status_t gpu_submit(uform_executor_t *executor, const uform_call_t *call, call_context_t *context,
+                                 void *opaque) {
+    gpu_request_t *request = opaque;
+    if (request->python) request->context = context;
+    return gpu_dispatch(executor, call, request);
+}
+
 /* Runs one GPU verb. `python_function` (for_devices with a callable) replaces request->function
  * and request->context by the trampoline and its context; `keep` stays alive until a deferred call
  * ends (a copy's buffer, a native context's owner). */
 static PyObject *gpu_run(ExecutorObject *self, gpu_request_t *request, PyObject *python_function, PyObject *keep,
                          int deferred, PyObject *progress, const char *verb) {
-    if (progress == Py_None) progress = NULL;
-    if (progress && !PyCallable_Check(progress)) {
-        PyErr_Format(PyExc_TypeError, "progress must be callable or None, not %.100s", Py_TYPE(progress)->tp_name);
-        return NULL;
-    }
     if (keep == Py_None) keep = NULL;
-    if (executor_check(self) < 0) return NULL;
-    if (python_function) request->function = device_trampoline;
-
-    uform_call_t call = UFORM_CALL_INIT;
-    uform_status_t status;
-    if (!deferred) {
-        call_context_t context = {python_function, progress, NULL, 0, self, self->executor};
-        interrupt_scope_t interrupt;
-        call.progress = progress ? progress_trampoline : NULL;
-        call.progress_context = &context;
-        call.cancel = &interrupt.flag;
-        if (python_function) request->context = &context;
-        self->busy++;
-        interrupt_enter(&interrupt);
-        Py_BEGIN_ALLOW_THREADS
-        status = gpu_dispatch(self->executor, &call, request);
-        Py_END_ALLOW_THREADS
-        interrupt_leave(&interrupt);
-        self->busy--;
-        if (context.error) {
-            raise_recorded(&context);
-            Py_DECREF(context.error);
-            return NULL;
-        }
-        if (status != UFORM_STATUS_OK && interrupt.flag) return interrupted(&interrupt, status);
-        if (status != UFORM_STATUS_OK) return raise_status(status);
-        Py_RETURN_NONE;
+    if (python_function) {
+        request->function = device_trampoline;
+        request->python = 1;
     }
-
-    DeferredObject *handle = deferred_new((PyObject *)self, python_function, progress, keep, verb);
-    if (!handle) return NULL;
-    call_context_t *context = &handle->call->context;
-    context->executor = self->executor;
-    call.deferred = &handle->call->handle;
-    call.progress = progress ? progress_trampoline : NULL;
-    call.progress_context = context;
-    if (python_function) request->context = context;
-    self->busy++;
-    Py_BEGIN_ALLOW_THREADS
-    status = gpu_dispatch(self->executor, &call, request);
-    Py_END_ALLOW_THREADS
-    self->busy--;
-    if (status != UFORM_STATUS_OK) {
-        deferred_discard(handle);
-        raise_status(status);
-        Py_DECREF(handle);
-        return NULL;
-    }
-    PyObject_GC_Track(handle); /* tracked once its handle is set, as run_verb does */
-    return (PyObject *)handle;
+    return verb_run(self, gpu_submit, request, python_function, progress, keep, deferred, verb, 1);
 }
 
 /* ---- device functions ------------------------------------------------------------------------ */
@@ -394,12 +353,9 @@ const char Executor_for_devices_doc[] =
     "Calls uform_executor_for_devices.";
 
 PyObject *Executor_for_devices(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"fn", "deferred", "progress", NULL};
-    PyObject *function, *progress = Py_None;
-    int deferred = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$pO:for_devices", keywords, &function, &deferred, &progress))
-        return NULL;
-    if (parse_callable(function, "fn") < 0) return NULL;
+    PyObject *function, *progress;
+    int deferred;
+    if (parse_callable_verb(args, kwargs, "O|$pO:for_devices", &function, &deferred, &progress) < 0) return NULL;
     gpu_request_t request = {.verb = GPU_FOR_DEVICES};
     return gpu_run(self, &request, function, NULL, deferred, progress, "for_devices");
 }
@@ -424,18 +380,16 @@ const char Executor_for_devices_native_doc[] =
     "Calls uform_executor_for_devices.";
 
 PyObject *Executor_for_devices_native(ExecutorObject *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"function", "context", "deferred", "progress", "keep", NULL};
-    PyObject *function_object, *context_object = NULL, *progress = Py_None, *keep = Py_None;
-    int deferred = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O$pOO:for_devices_native", keywords, &function_object,
-                                     &context_object, &deferred, &progress, &keep))
+    PyObject *function_object, *context_object, *progress, *keep;
+    int deferred;
+    if (parse_native_verb(args, kwargs, "O|O$pOO:for_devices_native", &function_object, &context_object, &deferred,
+                          &progress, &keep) < 0)
         return NULL;
     void *function = NULL, *context = NULL;
-    if (parse_native(function_object, context_object, &function, &context) < 0) return NULL;
+    PyObject *held = NULL;
+    if (parse_native(function_object, context_object, keep, &function, &context, &held) < 0) return NULL;
     gpu_request_t request = {.verb = GPU_FOR_DEVICES, .function = (uform_device_function_t)function,
                              .context = context};
-    PyObject *held = native_keep(keep, function_object, context_object);
-    if (!held) return NULL;
     PyObject *result = gpu_run(self, &request, NULL, held, deferred, progress, "for_devices_native");
     Py_DECREF(held);
     return result;

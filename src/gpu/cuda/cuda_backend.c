@@ -202,18 +202,11 @@ static bool pinned_at(const void *address) {
 }
 
 /* The range attributes (RANGE_START_ADDR, RANGE_SIZE) are documented for device allocations
- * only, so both ends of the host range are asked instead: two pinned ranges side by side read
- * as one, which only costs the driver staging a DMA that uform would have staged itself. */
-static bool pinned_range(const void *host, size_t bytes) {
-    if (!host) return false;
-    if (!bytes) return pinned_at(host);
-    return pinned_at(host) && pinned_at((const char *)host + (bytes - 1));
-}
-
+ * only, so both ends of the host range are asked instead (uform__gpu_range_pinned). */
 static bool host_is_pinned(uform__gpu_device_t *device, const void *host, size_t bytes) {
     uform__gpu_scope_t scope;
     if (uform__gpu_enter(&current, device, &scope) != UFORM_STATUS_OK) return false;
-    bool pinned = pinned_range(host, bytes);
+    bool pinned = uform__gpu_range_pinned(host, bytes, pinned_at);
     uform__gpu_leave(&current, &scope);
     return pinned;
 }

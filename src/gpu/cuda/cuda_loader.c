@@ -4,11 +4,9 @@
  * which lack it), and the devices read once into a snapshot that later calls only read. */
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "core/dynamic_library.h"
 #include "core/error.h"
-#include "core/memory.h"
 #include "core/utf8.h"
 #include "gpu/cuda/cuda_loader.h"
 #include "gpu/gpu_loader.h"
@@ -90,7 +88,8 @@ uform_status_t uform__cuda_bind_once(uform__library_table_t *state, const uform_
         }                                                                                          \
     } while (0)
 
-static uform_status_t read_device(int ordinal, uform__cuda_device_t *device) {
+static uform_status_t read_device(int ordinal, void *element) {
+    uform__cuda_device_t *device = element;
     const uform__cuda_api_t *api = &cuda.api;
     QUERY_(api->cuDeviceGet(&device->handle, ordinal), "cuDeviceGet", ordinal);
     uform_cuDevice handle = device->handle;
@@ -184,17 +183,10 @@ static uform_status_t load(void) {
         uform__library_note(&loader, "the CUDA driver %s sees no device", path);
         return UFORM_STATUS_OK;
     }
-    uform__cuda_device_t *devices = uform__allocate_zeroed((size_t)count, sizeof *devices);
-    if (!devices) return fail_load(UFORM_STATUS_OUT_OF_MEMORY, "no memory for %d CUDA devices", count);
-    for (int i = 0; i < count; i++) {
-        status = read_device(i, &devices[i]);
-        if (status != UFORM_STATUS_OK) {
-            uform__deallocate(devices);
-            return status;
-        }
-    }
     /* nvidia-smi's order, whatever CUDA_DEVICE_ORDER made the driver's ordinals. */
-    qsort(devices, (size_t)count, sizeof *devices, pci_order);
+    void *devices = NULL;
+    status = uform__gpu_read_devices(&loader, "CUDA", count, sizeof(uform__cuda_device_t), read_device, pci_order, &devices);
+    if (status != UFORM_STATUS_OK) return status;
     cuda.devices = devices;
     cuda.device_count = (size_t)count;
     cuda_has_devices = true;

@@ -215,13 +215,10 @@ static bool pinned_at(const void *address) {
            attributes.type == UFORM_HIP_MEMORY_TYPE_HOST;
 }
 
-/* hipPointerGetAttributes tells no range, so both ends are asked: two pinned ranges side by side
- * read as one, which only costs a direct DMA where a staged copy would also have worked. */
+/* hipPointerGetAttributes tells no range, so both ends are asked (uform__gpu_range_pinned). */
 static bool host_is_pinned(uform__gpu_device_t *device, const void *host, size_t bytes) {
     (void)device;
-    if (!host) return false;
-    if (!bytes) return pinned_at(host);
-    return pinned_at(host) && pinned_at((const char *)host + (bytes - 1));
+    return uform__gpu_range_pinned(host, bytes, pinned_at);
 }
 
 static uform_status_t copy_async(uform__gpu_device_t *device, void *destination, const void *source, size_t bytes,

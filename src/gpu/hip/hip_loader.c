@@ -56,7 +56,8 @@ static const uform__library_entry_t execution_entries[] = {UFORM_HIP_EXECUTION_E
         }                                                                                          \
     } while (0)
 
-static uform_status_t read_device(int ordinal, uform__hip_device_t *device) {
+static uform_status_t read_device(int ordinal, void *element) {
+    uform__hip_device_t *device = element;
     const uform__hip_api_t *api = &hip.api;
     /* 1472 bytes: on the heap rather than the caller's stack. */
     uform_hipDeviceProp_R0600 *properties = uform__allocate_zeroed(1, sizeof *properties);
@@ -154,17 +155,10 @@ static uform_status_t load(void) {
     if (result != UFORM_HIP_SUCCESS)
         return fail_load(UFORM_STATUS_DEVICE_FAULT, "hipGetDeviceCount: %s",
                          uform__hip_error_name(&hip.api, result, buffer, sizeof buffer));
-    uform__hip_device_t *devices = uform__allocate_zeroed((size_t)count, sizeof *devices);
-    if (!devices) return fail_load(UFORM_STATUS_OUT_OF_MEMORY, "no memory for %d HIP devices", count);
-    for (int i = 0; i < count; i++) {
-        status = read_device(i, &devices[i]);
-        if (status != UFORM_STATUS_OK) {
-            uform__deallocate(devices);
-            return status;
-        }
-    }
     /* rocm-smi's order, whatever HIP_VISIBLE_DEVICES made the runtime's ids. */
-    qsort(devices, (size_t)count, sizeof *devices, pci_order);
+    void *devices = NULL;
+    status = uform__gpu_read_devices(&loader, "HIP", count, sizeof(uform__hip_device_t), read_device, pci_order, &devices);
+    if (status != UFORM_STATUS_OK) return status;
     hip.devices = devices;
     hip.device_count = (size_t)count;
     hip_has_devices = true;
