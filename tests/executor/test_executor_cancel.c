@@ -322,6 +322,55 @@ static void cancel_racing_start(uform_executor_t *executor) {
     }
 }
 
+/* Calls cancelled while queued behind a long one are finished: they give their slot back at
+ * once, so submitting and cancelling over and over behind it never fills the table (4 slots
+ * here). The calls queued after them still run, in order, and drain sees them all. */
+static _Atomic size_t order_seen[3];
+static _Atomic size_t order_next;
+static uform_status_t ordered_task(void *context, size_t task, size_t thread) {
+    (void)task, (void)thread;
+    if (task == 0) atomic_store(&order_seen[(size_t)context], atomic_fetch_add(&order_next, 1));
+    atomic_fetch_add(&queued_ran, 1);
+    return UFORM_STATUS_OK;
+}
+static void cancelled_calls_free_their_slots(void) {
+    uform_executor_t *executor = NULL;
+    CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 4, &executor));
+    gate_init(&gate);
+    atomic_store(&queued_ran, 0);
+    atomic_store(&order_next, 0);
+    uform_deferred_t *blocked = NULL, *before = NULL, *after[2] = {0};
+    uform_call_t call = UFORM_CALL_INIT;
+    call.deferred = &blocked;
+    CHECK_OK(uform_executor_for_threads(executor, &call, gated_task, NULL));
+    wait_arrived(&gate, 1);
+    call.deferred = &before;
+    CHECK_OK(uform_executor_for_n(executor, &call, 10, ordered_task, (void *)0));
+    for (int round = 0; round < 20; round++) {
+        uform_deferred_t *cancelled = NULL;
+        call.deferred = &cancelled;
+        CHECK_OK(uform_executor_for_n(executor, &call, 10, queued_task, NULL));
+        CHECK_OK(uform_deferred_cancel(cancelled));
+        CHECK_STATUS(uform_deferred_wait(cancelled, -1), UFORM_STATUS_INTERRUPTED);
+        uform_deferred_free(cancelled);
+    }
+    for (size_t i = 0; i < 2; i++) {
+        call.deferred = &after[i];
+        CHECK_OK(uform_executor_for_n(executor, &call, 10, ordered_task, (void *)(i + 1)));
+    }
+    gate_open(&gate);
+    CHECK_OK(uform_executor_drain(executor, UFORM_MOOD_PARKED));
+    CHECK_OK(uform_deferred_poll(before));
+    for (size_t i = 0; i < 2; i++) CHECK_OK(uform_deferred_poll(after[i]));
+    CHECK_EQ_INT(atomic_load(&queued_ran), 30); /* before, after[0], after[1]; no cancelled one */
+    for (size_t i = 0; i < 3; i++) CHECK_EQ_INT(atomic_load(&order_seen[i]), i);
+    CHECK_OK(uform_deferred_wait(blocked, -1));
+    uform_deferred_free(blocked);
+    uform_deferred_free(before);
+    for (size_t i = 0; i < 2; i++) uform_deferred_free(after[i]);
+    CHECK_OK(uform_executor_free(executor));
+}
+
 /* Free with calls queued: they would run; cancelled while free waits, they end without
  * running, and free returns once the running one is done. The leave hook slows every thread
  * leaving the API, widening the window between free's wait and the cancels. */
@@ -532,5 +581,6 @@ int main(void) {
     CHECK_OK(uform_executor_free(executor));
 
     cancel_racing_free();
+    cancelled_calls_free_their_slots();
     TEST_DONE();
 }
