@@ -322,6 +322,9 @@ bool uform__claim_share(_Atomic uint64_t *claimed_word, uint64_t generation) {
 /** Runs the shares no worker has claimed yet (not for FOR_THREADS: those belong to each thread). */
 static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, uint64_t generation) {
     if (env->job->kind == UFORM_JOB_FOR_THREADS) return;
+    /* Cancelled: each share still runs its first task (may_begin), and the workers, woken
+     * already, run theirs side by side; stolen, they would run one after another here. */
+    if (uform__job_cancelled(env->job)) return;
     for (size_t i = 1; i < executor->threads; i++) {
         uform__worker_t *worker = &executor->workers[i];
         if (!uform__claim_share(&worker->claimed, generation)) continue;
