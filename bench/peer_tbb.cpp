@@ -68,4 +68,5 @@ extern "C" const bench_peer_t bench_peer_tbb = {
     tbb_create,
     tbb_fork_join,
     tbb_destroy,
+    nullptr, /* no dynamic split of its own here: N-body's dynamic rows skip oneTBB */
 };

@@ -221,7 +221,9 @@ typedef struct uform_call_t {
      * and the call returns (or its deferred wait answers) UFORM_STATUS_INTERRUPTED; progress
      * reports what ran. NULL: not cancellable. A caller built against the layout without this
      * field (a smaller struct_size) is read without it. The flag must stay valid until the call
-     * finishes.
+     * finishes. uform reads it with an atomic load; set it with an atomic store too
+     * (`__atomic_store_n(flag, 1, __ATOMIC_RELAXED)`, lock-free and async-signal-safe), since a
+     * plain store is a data race in C11's terms that ThreadSanitizer reports.
      */
     const volatile int *cancel;
 } uform_call_t;

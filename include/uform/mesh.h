@@ -41,7 +41,7 @@ typedef struct uform_mesh_options_t {
      *  signal handler) makes the bootstrap return INTERRUPTED within 50 ms of any wait: this
      *  process's files are taken back and the others answer INTERRUPTED naming it, as of a
      *  process that died, at once. An options struct of the older size (without it) is read
-     *  without it. */
+     *  without it. Set it as uform_call_t.cancel says: with an atomic store. */
     const volatile int *cancel;
 } uform_mesh_options_t;
 

@@ -125,6 +125,27 @@ UFORM_API uform_status_t uform_executor_device_scratch(uform_executor_t *executo
 UFORM_API uform_status_t uform_executor_staging(uform_executor_t *executor, size_t device, size_t bytes,
                                                 void **staging);
 
+/**
+ * Makes `stream`, a stream of the caller's own on the executor's device `device` (a framework's:
+ * PyTorch's current stream, CuPy's), wait on the device for the work of every call submitted to
+ * the executor before this one, deferred calls still queued on the host included: work the caller
+ * queues on `stream` afterwards starts only once that work has completed, so a kernel reading an
+ * arena never sees a copy still writing it. What the earlier calls have not yet queued on the
+ * device's stream (a deferred call still waiting for its turn, or still copying into staging) is
+ * waited for on the host; then an event recorded on the executor's stream, and
+ * cuStreamWaitEvent / hipStreamWaitEvent, order `stream` after it without blocking the host.
+ * This is the order DLPack's `__dlpack__(stream=...)` promises a consumer.
+ * @param stream CUDA: a CUstream of the device's primary context; NULL, or CU_STREAM_LEGACY
+ *        ((void *)1), is the legacy default stream, CU_STREAM_PER_THREAD ((void *)2) the calling
+ *        thread's per-thread default stream. HIP: a hipStream_t of the device; NULL is its null
+ *        stream.
+ * @return OK; INVALID_ARGUMENT (NULL or RAM executor, device out of range, called from one of
+ *         this executor's own callbacks, free under way, a stream handle the driver refuses);
+ *         CONTENDED (another thread's synchronous call holds the executor); DEVICE_FAULT (the
+ *         executor faulted: sticky); FORKED (in a fork()ed child: the driver is not called).
+ */
+UFORM_API uform_status_t uform_executor_order_stream(uform_executor_t *executor, size_t device, void *stream);
+
 /* ------------------------------------------------------------------------------------------- */
 /* Device arenas                                                                                */
 

@@ -1,5 +1,6 @@
 """DLPack for device arenas, against the CUDA driver test double: one tensor per device twin on
-kDLCUDA with the device's CUDA ordinal, ordered after the executor's earlier copies."""
+kDLCUDA with the device's CUDA ordinal; the consumer's stream waits on the device for the
+executor's earlier calls (__dlpack__(stream=...)), the host only for what they have not queued."""
 
 from test_vram_cuda_double import THREE_DEVICES, TWO_DEVICES, run_child
 
@@ -61,8 +62,28 @@ def test_a_device_view_is_a_kdlcuda_tensor_per_device_twin(cuda_double, tmp_path
     assert refusals["device_range"][0] == "InvalidArgumentError"
 
 
+# The consumer's side, as a framework has it: a stream of its own on the device's primary
+# context, made through the double's driver API with ctypes, and work on it (a host function
+# the double runs on that stream's thread, reading device memory as a kernel would).
+CONSUMER = """
+        import threading
+        driver = ctypes.CDLL(os.environ["UFORM_CUDA_LIBRARY"])
+        HOST_FUNCTION = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+        driver.cuLaunchHostFunc.argtypes = [ctypes.c_void_p, HOST_FUNCTION, ctypes.c_void_p]
+        driver.cuMemsetD8Async.argtypes = [ctypes.c_ulonglong, ctypes.c_ubyte, ctypes.c_size_t, ctypes.c_void_p]
+        driver.cuStreamSynchronize.argtypes = [ctypes.c_void_p]
+        driver.cuStreamDestroy_v2.argtypes = [ctypes.c_void_p]
+        assert driver.cuInit(0) == 0
+        context = ctypes.c_void_p()
+        assert driver.cuDevicePrimaryCtxRetain(ctypes.byref(context), 1) == 0
+        assert driver.cuCtxSetCurrent(context) == 0
+        consumer = ctypes.c_void_p()
+        assert driver.cuStreamCreate(ctypes.byref(consumer), 1) == 0  # CU_STREAM_NON_BLOCKING
+"""
+
+
 def test_a_tensor_never_sees_a_copy_still_writing(cuda_double, tmp_path):
-    answer = run_child(cuda_double, tmp_path, TWO_DEVICES, PRELUDE + """
+    answer = run_child(cuda_double, tmp_path, TWO_DEVICES, PRELUDE + CONSUMER + """
         size = 20 << 20
         data = PATTERN[:size]
         seen = []
@@ -71,16 +92,73 @@ def test_a_tensor_never_sees_a_copy_still_writing(cuda_double, tmp_path):
             for round in range(3):
                 chunk = bytes([round]) + data[1:]
                 pending = executor.copy_to_device(1, arena.device_pointer(1, pointer), chunk, deferred=True)
-                capsule = arena.device_view(1, pointer, size).__dlpack__(stream=12345)
+                capsule = arena.device_view(1, pointer, size).__dlpack__(stream=consumer.value)
                 tensor = dlpack_abi.describe(capsule)
-                # device memory is host memory in the double: read it as the consumer's kernel would
-                seen.append(ctypes.string_at(tensor["data"], size) == chunk)
+
+                @HOST_FUNCTION
+                def read(_):  # the consumer's kernel, on its stream
+                    seen.append(ctypes.string_at(tensor["data"], size) == chunk)
+
+                assert driver.cuLaunchHostFunc(consumer, read, None) == 0
+                assert driver.cuStreamSynchronize(consumer) == 0
                 let_go = dlpack_abi.consume(capsule)
                 refused = failure(arena.close)
                 let_go()
                 pending.wait()
                 del pending, capsule
+        assert driver.cuStreamDestroy_v2(consumer) == 0
         report(seen=seen, refused=refused)
     """)
     assert answer["seen"] == [True, True, True]
     assert answer["refused"][0] == "BufferError"
+
+
+def test_the_consumer_stream_waits_on_the_device_not_the_host(cuda_double, tmp_path):
+    # A deferred device function holds the executor's stream of device 1 behind a gate, with a
+    # memset queued after it: the export returns with the gate still shut (no host wait), and the
+    # consumer's work queued after it runs only once the gate opened and the memset ran.
+    answer = run_child(cuda_double, tmp_path, TWO_DEVICES, PRELUDE + CONSUMER + """
+        gate = threading.Event()
+        passed = []
+        seen = {}
+
+        @HOST_FUNCTION
+        def hold(_):
+            gate.wait(20)
+            passed.append(True)
+
+        with Executor.for_vram([1]) as executor, Arena.new_in(executor, 1 << 20) as arena:
+            pointer = arena.allocate(4096)
+
+            def hold_stream(slot):
+                assert driver.cuLaunchHostFunc(slot.stream, hold, None) == 0
+                assert driver.cuMemsetD8Async(pointer, 0xAB, 4096, slot.stream) == 0
+
+            @HOST_FUNCTION
+            def read(_):
+                seen["gate_had_passed"] = bool(passed)
+                seen["bytes"] = set(ctypes.string_at(pointer, 4096))
+
+            # The arena's first device view learns the DLPack devices with a call of its own (which
+            # would wait for the held one): taken first.
+            view = arena.device_view(0, pointer, 4096)
+            pending = executor.for_devices(hold_stream, deferred=True)
+            capsule = view.__dlpack__(stream=consumer.value)
+            gate_shut_at_return = not passed
+            assert driver.cuLaunchHostFunc(consumer, read, None) == 0
+            time.sleep(0.2)
+            before_gate = sorted(seen)
+            gate.set()
+            assert driver.cuStreamSynchronize(consumer) == 0
+            pending.wait()
+            let_go = dlpack_abi.consume(capsule)
+            let_go()
+            del capsule, pending, view
+        assert driver.cuStreamDestroy_v2(consumer) == 0
+        report(gate_shut_at_return=gate_shut_at_return, before_gate=before_gate,
+               gate_had_passed=seen["gate_had_passed"], bytes=sorted(seen["bytes"]))
+    """)
+    assert answer["gate_shut_at_return"] is True
+    assert answer["before_gate"] == []
+    assert answer["gate_had_passed"] is True
+    assert answer["bytes"] == [0xAB]

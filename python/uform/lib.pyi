@@ -521,8 +521,10 @@ class ArenaView:
         dl_device: tuple[int, int] | None = None,
         copy: bool | None = None,
     ) -> object:
-        """A DLPack capsule of the view; for a device view, stream=s (not -1) first waits for the
-        executor's earlier calls."""
+        """A DLPack capsule of the view. For a device view, stream=s (not -1) makes the consumer's
+        stream s wait, on the device, for the executor's earlier calls (CUDA: None or 1 the legacy
+        default stream, 2 the per-thread one; ROCm: None or 0 the default stream; else a handle);
+        the host waits only for what those calls have not yet queued."""
     def __dlpack_device__(self) -> tuple[int, int]:
         """(1, 0) on the host, (2, ordinal) for CUDA, (10, id) for ROCm."""
     def __buffer__(self, flags: int, /) -> memoryview: ...

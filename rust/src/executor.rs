@@ -234,6 +234,30 @@ impl Executor {
         check(unsafe { ffi::uform_executor_drain(self.raw, mood.to_raw()) })
     }
 
+    /// Makes `stream`, a stream of the caller's own on the executor's device `device` (a
+    /// framework's), wait on the device for the work of every call submitted before this one,
+    /// deferred calls still queued included: the host waits only for what those calls have not
+    /// yet queued on the device's stream, then an event and `cuStreamWaitEvent` /
+    /// `hipStreamWaitEvent` order `stream` after it. A null `stream` is the default stream
+    /// (CUDA: the legacy one; `CU_STREAM_LEGACY` (1) and `CU_STREAM_PER_THREAD` (2) are taken
+    /// too).
+    ///
+    /// Calls `uform_executor_order_stream`.
+    ///
+    /// # Safety
+    /// `stream` must be null, one of CUDA's special handles, or a live stream of the device's
+    /// runtime (a `CUstream` of its primary context, a `hipStream_t` of the device).
+    ///
+    /// # Errors
+    /// [`Status::InvalidArgument`] for the null or a RAM executor, a device out of range, a call
+    /// from one of its own callbacks, or a stream the driver refuses; [`Status::Contended`]
+    /// while another thread's synchronous call holds it; [`Status::DeviceFault`];
+    /// [`Status::Forked`].
+    pub unsafe fn order_stream(&self, device: usize, stream: *mut c_void) -> Result<()> {
+        // SAFETY: `raw` is NULL or a live executor this value owns; the caller vouches for `stream`.
+        check(unsafe { ffi::uform_executor_order_stream(self.raw, device, stream) })
+    }
+
     /// Threads a call runs on: 1 for the null executor.
     pub fn threads(&self) -> usize {
         // SAFETY: `raw` is NULL or a live executor this value owns.

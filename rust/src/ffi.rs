@@ -294,6 +294,8 @@ extern "C" {
         device_pointer: *const c_void,
         bytes: usize,
     ) -> uform_status_t;
+    pub fn uform_executor_order_stream(executor: *mut uform_executor_t, device: usize, stream: *mut c_void)
+        -> uform_status_t;
     pub fn uform_executor_device_scratch(
         executor: *mut uform_executor_t,
         device: usize,

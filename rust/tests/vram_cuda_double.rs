@@ -78,6 +78,11 @@ fn executor_cuda_double_bad_devices_answer_statuses() {
     run_child("bad_devices", TWO_DEVICES);
 }
 
+#[test]
+fn order_stream_cuda_double_returns_before_the_stream_drains() {
+    run_child("order_stream", TWO_DEVICES);
+}
+
 /// The child's half: does nothing unless a parent above selected a scenario.
 #[test]
 #[ignore = "the child role of the VRAM tests against the CUDA driver test double, run in a process of its own"]
@@ -96,6 +101,7 @@ fn vram_cuda_double_child_runs_a_scenario() {
             "scratch" => scratch(),
             "sticky_fault" => sticky_fault(),
             "bad_devices" => bad_devices(),
+            "order_stream" => order_stream(),
             other => panic!("unknown scenario {other}"),
         }
     });
@@ -310,6 +316,38 @@ unsafe extern "C" fn slow_host_function(done: *mut c_void) {
     thread::sleep(Duration::from_millis(100));
     // SAFETY: the scenario hands in a static counter.
     unsafe { &*done.cast::<AtomicUsize>() }.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Ordering a stream after a deferred device function whose queued work takes 100 ms: the
+/// host waits for the function to have queued it, not for the stream to run it; refusals.
+fn order_stream() {
+    static DONE: AtomicUsize = AtomicUsize::new(0);
+    let driver = Driver::open();
+    let executor = vram(&[], 0);
+    let mut call = On::new(&executor)
+        .deferred()
+        .for_devices(move |slot| {
+            // SAFETY: the static outlives the call; the stream is the executor's.
+            let status = unsafe {
+                let done = std::ptr::addr_of!(DONE).cast_mut().cast();
+                (driver.launch_host_function)(slot.stream(), slow_host_function, done)
+            };
+            assert_eq!(status, 0);
+            Ok(())
+        })
+        .unwrap();
+    // SAFETY: a null stream is the device's legacy default stream.
+    unsafe { executor.order_stream(1, std::ptr::null_mut()) }.unwrap();
+    assert!(DONE.load(Ordering::SeqCst) < 2, "ordering returned before both streams ran the 100 ms work");
+    call.wait(Some(Duration::from_secs(30))).unwrap();
+    assert_eq!(DONE.load(Ordering::SeqCst), 2);
+    // SAFETY: as above.
+    let error = unsafe { executor.order_stream(2, std::ptr::null_mut()) }.expect_err("device 2 of 2");
+    assert_eq!(error.status(), Status::InvalidArgument);
+    let ram = Executor::for_ram(&[], None, 1, 0).unwrap();
+    // SAFETY: as above.
+    let error = unsafe { ram.order_stream(0, std::ptr::null_mut()) }.expect_err("a RAM executor has no devices");
+    assert_eq!(error.status(), Status::InvalidArgument);
 }
 
 fn own_work() {

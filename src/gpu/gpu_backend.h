@@ -58,6 +58,11 @@ typedef struct uform__gpu_device_t {
     void *stream;          /* CUstream or hipStream_t, non-blocking */
     void *events[UFORM_STAGING_BUFFERS]; /* one per staging half: "the DMA from/to it finished" */
     void *wait_event;      /* stream_wait records it and waits on it */
+    void *order_event;     /* order_stream records it for another stream to wait on */
+    /* The VRAM call running now (a staged copy, a device function) enqueues nothing more on this
+     * device's stream: it only waits for the stream from here on. Set by that call's body, cleared
+     * before it returns (vram_verbs.c); read by uform_executor_order_stream (vram_order.c). */
+    _Atomic bool settled;
     bool opened;           /* open() succeeded: close() must run */
     _Atomic bool faulted;  /* a sticky runtime error was seen on this device */
     /* Grown to high-water marks by the executor (vram_memory.c) and released by it
@@ -78,7 +83,7 @@ typedef struct uform__gpu_scope_t {
 typedef struct uform__gpu_backend_t {
     const char *name; /* "CUDA", "HIP": for messages */
     /** Retains the device's primary context, creates its non-blocking stream and events. Fills
-     *  native_device, native_context, stream, events, wait_event; sets `opened`. On failure releases what it
+     *  native_device, native_context, stream, events, wait_event, order_event; sets `opened`. On failure releases what it
      *  took. */
     uform_status_t (*open)(uform__gpu_device_t *device);
     /** Waits for the stream, destroys events and stream, releases the context. Never fails
@@ -118,6 +123,11 @@ typedef struct uform__gpu_backend_t {
     uform_status_t (*event_wait)(uform__gpu_device_t *device, size_t which);
     /** Waits for everything queued on the stream (through wait_event, so the thread blocks). */
     uform_status_t (*stream_wait)(uform__gpu_device_t *device);
+    /** Records order_event on the device's stream and makes `foreign` (any stream of the
+     *  runtime's, NULL the default one) wait for it on the device: work queued on `foreign`
+     *  afterwards starts only once everything queued on the device's stream so far has
+     *  completed. Never blocks the host. */
+    uform_status_t (*order_stream)(uform__gpu_device_t *device, void *foreign);
     /* Optional (NULL where the vendor has no multicast: one-GPU NVLink domains). Called by
      * gpu_multicast.c with `count` devices all of this backend, opened by this process. Neither
      * is a status: both leave uform_last_error() as they found it. */

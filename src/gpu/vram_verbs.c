@@ -53,6 +53,21 @@ static bool report(const uform_executor_t *executor, const uform__job_t *job, si
     return !forked_here(executor);
 }
 
+/* ---- what the running call still queues (uform__gpu_device_t.settled) ---- */
+
+/* Every device but `except` (SIZE_MAX: none) settled: the call queues nothing on them. */
+static void settle_all_but(uform_executor_t *executor, size_t except) {
+    uform__vram_t *vram = uform__vram_of(executor);
+    for (size_t i = 0; i < vram->device_count; i++)
+        if (i != except) atomic_store(&vram->devices[i].settled, true);
+}
+
+/* Before a VRAM call's body returns (so before the call is counted finished). */
+static void unsettle(uform_executor_t *executor) {
+    uform__vram_t *vram = uform__vram_of(executor);
+    for (size_t i = 0; i < vram->device_count; i++) atomic_store(&vram->devices[i].settled, false);
+}
+
 /* ---- device functions ---- */
 
 typedef struct devices_call_t {
@@ -72,6 +87,9 @@ static uform_status_t run_device(void *context, size_t task, size_t thread) {
      * back what it had once the function returned and the stream drained. */
     uform__gpu_scope_t scope;
     uform_status_t status = device->backend->enter(device, &scope);
+    unsigned serial = 0; /* the thread's error serial before the function: moved if it said why */
+    bool function_said = false;
+    char said[160];                         /* its words, before the drain below can write others */
     bool driver_failed = status != UFORM_STATUS_OK; /* then uform_last_error() has the driver's words */
     bool entered = status == UFORM_STATUS_OK;
     if (status == UFORM_STATUS_OK) {
@@ -88,12 +106,17 @@ static uform_status_t run_device(void *context, size_t task, size_t thread) {
         const uform__gpu_device_t *outer_device = current_device;
         current_executor = call->executor;
         current_device = device;
+        serial = uform__error_serial();
         status = call->function(call->context, &slot);
+        function_said = status != UFORM_STATUS_OK && uform__error_serial() != serial;
+        if (function_said) snprintf(said, sizeof said, "%s", uform_last_error());
         current_executor = outer_executor;
         current_device = outer_device;
         if (forked_here(call->executor)) return UFORM_STATUS_FORKED; /* the function fork()ed: the child */
     }
-    /* Whatever the function returned, the call ends only once its stream has drained. */
+    /* Whatever the function returned, the call ends only once its stream has drained; this
+     * call queues nothing more on it (uform_executor_order_stream may go ahead). */
+    atomic_store(&device->settled, true);
     uform_status_t drained = device->backend->stream_wait(device);
     if (entered) device->backend->leave(device, &scope);
     uform__vram_note_fault(call->executor, device);
@@ -106,6 +129,9 @@ static uform_status_t run_device(void *context, size_t task, size_t thread) {
         if (driver_failed)
             snprintf(call->cause, sizeof call->cause, "device %zu (GPU %d): %s", device->index, (int)device->ordinal,
                      uform_last_error());
+        else if (function_said) /* a refused re-entry, say: keep its reason */
+            snprintf(call->cause, sizeof call->cause, "device %zu's function returned %s: %s", device->index,
+                     uform_status_name(status), said);
         else
             snprintf(call->cause, sizeof call->cause, "device %zu's function returned %s", device->index,
                      uform_status_name(status));
@@ -134,6 +160,7 @@ static uform_status_t body_for_devices(uform_executor_t *executor, const uform__
         .cancel_handle = job->cancel_handle,
     };
     uform_status_t status = uform__fork_join(executor, &inner);
+    unsettle(executor);
     if (status == UFORM_STATUS_OK || status == UFORM_STATUS_FORKED) return status;
     if (status == UFORM_STATUS_INTERRUPTED && uform__job_cancelled(job))
         return uform__fail(status, "%s: cancelled; devices not yet started did not run", caller);
@@ -262,7 +289,7 @@ static uform_status_t stage_to_host(uform_executor_t *executor, uform__gpu_devic
     return UFORM_STATUS_OK;
 }
 
-static uform_status_t body_copy(uform_executor_t *executor, const uform__job_t *job) {
+static uform_status_t copy_steps(uform_executor_t *executor, const uform__job_t *job) {
     const copy_arguments_t *arguments = job->arguments;
     const char *caller =
         arguments->direction == COPY_TO_DEVICE ? "uform_executor_copy_to_device" : "uform_executor_copy_to_host";
@@ -292,7 +319,9 @@ static uform_status_t body_copy(uform_executor_t *executor, const uform__job_t *
     }
     /* A callback fork()ed and this is the child: no driver call may follow. */
     if (forked_here(executor)) return UFORM_STATUS_FORKED;
-    /* Even after a failure nothing may still be reading the staging or the caller's memory. */
+    /* Even after a failure nothing may still be reading the staging or the caller's memory.
+     * Nothing more is queued: uform_executor_order_stream may go ahead. */
+    atomic_store(&device->settled, true);
     uform_status_t drained = backend->stream_wait(device);
     if (status == UFORM_STATUS_OK) status = drained;
     uform__vram_note_fault(executor, device);
@@ -305,6 +334,15 @@ static uform_status_t body_copy(uform_executor_t *executor, const uform__job_t *
     char cause[256];
     snprintf(cause, sizeof cause, "%s", uform_last_error());
     return uform__fail(status, "%s: %zu bytes with GPU %d: %s", caller, bytes, (int)device->ordinal, cause);
+}
+
+/* A staged copy queues work on its own device only. */
+static uform_status_t body_copy(uform_executor_t *executor, const uform__job_t *job) {
+    const copy_arguments_t *arguments = job->arguments;
+    settle_all_but(executor, arguments->device);
+    uform_status_t status = copy_steps(executor, job);
+    unsettle(executor);
+    return status;
 }
 
 static uform_status_t copy(uform_executor_t *executor, const uform_call_t *call, int direction, size_t device,

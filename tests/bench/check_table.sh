@@ -1,10 +1,10 @@
 #!/bin/sh
-# usage: check_table.sh UFORM-BENCH
+# usage: check_table.sh [EMULATOR...] UFORM-BENCH (every argument: the command that runs the bench)
 # The side-by-side table as a user's terminal gets it: every line of the default output fits 100
 # columns and holds none of the project's own target verdicts; --wide adds the other columns and
 # --targets the verdicts. A tiny run (two pools, 1 and 2 threads, milliseconds each).
 set -eu
-bench=$1
+bench=$*
 tiny="--quick --table --counts 1,2 --peers uform,serial --duration 0.02 --warmup 0.01 --reduce-mib 4 --passes 1
   --wake-samples 2 --wake-idle-ms 1 --idle 0.02"
 fail() { echo "check_table: $*" >&2; exit 1; }

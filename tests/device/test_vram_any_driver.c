@@ -12,10 +12,13 @@
 
 static const uform__cuda_execution_api_t *cu;
 
+#define CHECK_CU_OK(call) CHECK_EQ_INT((call), UFORM_CUDA_SUCCESS)
+
 typedef struct device_case_t {
     uform_executor_t *executor;
     unsigned char *staging[64];
     uform_status_t over_limit[64];
+    void *context0; /* device 0's primary context, for a stream of the test's own */
 } device_case_t;
 
 /* Fills 32 MiB of device scratch with device+1 on the stream, then brings 4 KiB of it back into
@@ -29,6 +32,7 @@ static uform_status_t fill_scratch(void *context, const uform_device_slot_t *slo
     status = uform_executor_staging(c->executor, slot->device, 4096, &staging);
     if (status != UFORM_STATUS_OK) return status;
     c->staging[slot->device] = staging;
+    if (slot->device == 0) c->context0 = slot->native_context;
     memset(staging, 0, 4096);
     uform_cuStream stream = (uform_cuStream)slot->stream;
     if (cu->cuMemsetD8Async((uform_cuDevicePtr)(uintptr_t)scratch, (unsigned char)(slot->device + 1), 32u << 20,
@@ -108,6 +112,25 @@ int main(void) {
     CHECK_EQ_INT(done, largest);
     CHECK_EQ_INT(atomic_load(&progress_last), largest);
     uform_deferred_free(deferred);
+
+    /* A stream of the caller's own (a framework's) ordered after a deferred copy: the copy back
+     * queued on it reads only what the copy wrote, whether or not the copy finished by then. */
+    for (size_t i = 0; i < largest; i++) host[i] = byte_at(i, 99);
+    memset(back, 0, largest);
+    CHECK_CU_OK(cu->cuCtxSetCurrent((uform_cuContext)c.context0));
+    uform_cuStream consumer = NULL;
+    CHECK_CU_OK(cu->cuStreamCreate(&consumer, UFORM_CU_STREAM_NON_BLOCKING));
+    uform_call_t ordered = UFORM_CALL_INIT;
+    ordered.deferred = &deferred;
+    CHECK_OK(uform_executor_copy_to_device(executor, &ordered, 0, slot, host, largest));
+    CHECK_OK(uform_executor_order_stream(executor, 0, consumer));
+    CHECK_CU_OK(cu->cuMemcpyDtoHAsync(back, (uform_cuDevicePtr)(uintptr_t)slot, largest, consumer));
+    CHECK_CU_OK(cu->cuStreamSynchronize(consumer));
+    if (memcmp(host, back, largest)) TEST_FAIL_("the ordered stream read %zu bytes before the copy wrote them", largest);
+    CHECK_OK(uform_deferred_wait(deferred, 60));
+    uform_deferred_free(deferred);
+    CHECK_CU_OK(cu->cuStreamDestroy(consumer));
+    CHECK_CU_OK(cu->cuCtxSetCurrent(NULL));
 
     /* Drain; free while the arena lives (OK, closed by the arena); the arena's free closes it. */
     CHECK_OK(uform_executor_drain(executor, UFORM_MOOD_PARKED));

@@ -4,7 +4,8 @@
  * device at once, calls: A's own for_devices, copy and drain (refused, INVALID_ARGUMENT); A's
  * scratch (its own device's: allowed); RAM executor B's for_n (runs); and a synchronous copy on
  * VRAM executor C over the same GPUs (its own streams: runs, the bytes arrive). Then all three
- * still work and free cleanly. */
+ * still work and free cleanly. A device function that returns its refused re-entry's status
+ * ends the call with the refusal's own reason, not only "returned INVALID_ARGUMENT". */
 #include <string.h>
 
 #include "vram_double.h"
@@ -47,6 +48,13 @@ static uform_status_t nest(void *context, const uform_device_slot_t *slot) {
     return UFORM_STATUS_OK;
 }
 
+/* Returns what calling its own executor answered: the call's message must keep the reason. */
+static uform_status_t reenter_and_fail(void *context, const uform_device_slot_t *slot) {
+    (void)context;
+    if (slot->device != 0) return UFORM_STATUS_OK;
+    return uform_executor_drain(a, UFORM_MOOD_PARKED);
+}
+
 int main(void) {
     cuda_double_t cu = vram_double_open("device cc=9.0 memory=64M\ndevice cc=9.0 memory=64M\n");
     (void)cu;
@@ -68,6 +76,12 @@ int main(void) {
     static unsigned char back[BYTES];
     CHECK_OK(uform_executor_copy_to_host(c, NULL, back, 0, on_c[0], BYTES));
     CHECK_EQ_INT((int)first_mismatch(back, BYTES, 20), BYTES);
+
+    CHECK_STATUS(uform_executor_for_devices(a, NULL, reenter_and_fail, NULL), UFORM_STATUS_INVALID_ARGUMENT);
+    if (!strstr(uform_last_error(), "own callbacks")) {
+        fprintf(stderr, "FAIL: for_devices lost the refusal's reason: %s\n", uform_last_error());
+        return 1;
+    }
 
     /* Nothing was left held. */
     CHECK_OK(uform_executor_for_devices(a, NULL, nothing, NULL));

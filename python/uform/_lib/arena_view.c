@@ -42,10 +42,11 @@ int arena_learn_devices(ArenaObject *self) {
     return 0;
 }
 
-/* Orders the executor's earlier calls (a deferred copy still writing) before a consumer reads
- * device memory: they are waited for on the host, after which the executor's streams are idle.
- * Inside one of the executor's own device functions the consumer orders with slot.stream. */
-static int device_synchronize(PyObject *owner) {
+/* Makes the consumer's stream wait, on the device, for the executor's earlier calls (a deferred
+ * copy still writing): uform_executor_order_stream, which waits on the host only for what those
+ * calls have not yet queued on the device. Inside one of the executor's own device functions
+ * the consumer orders with slot.stream itself. */
+static int device_order(PyObject *owner, size_t device, void *stream) {
     ArenaObject *arena = (ArenaObject *)owner;
     ExecutorObject *executor = (ExecutorObject *)arena->executor;
     if (!executor || executor->closed || !executor->executor) return 0; /* close() waited for its calls */
@@ -53,7 +54,7 @@ static int device_synchronize(PyObject *owner) {
     uform_status_t status;
     executor->busy++;
     Py_BEGIN_ALLOW_THREADS
-    status = uform_executor_drain(executor->executor, uform_executor_mood(executor->executor));
+    status = uform_executor_order_stream(executor->executor, device, stream);
     Py_END_ALLOW_THREADS
     executor->busy--;
     if (status != UFORM_STATUS_OK) return raise_status(status), -1;
@@ -77,8 +78,15 @@ static void ArenaView_dealloc(ArenaViewObject *self) {
 }
 
 static lend_t view_lend(ArenaViewObject *self) {
-    lend_t lend = {self->data,      self->bytes, self->device_type, self->device_id, (PyObject *)self->arena,
-                   arena_hold,      arena_let_go, self->device >= 0 ? device_synchronize : NULL};
+    lend_t lend = {self->data,
+                   self->bytes,
+                   self->device_type,
+                   self->device_id,
+                   (PyObject *)self->arena,
+                   arena_hold,
+                   arena_let_go,
+                   self->device >= 0 ? device_order : NULL,
+                   self->device >= 0 ? (size_t)self->device : 0};
     return lend;
 }
 
@@ -136,9 +144,13 @@ static const char ArenaView_dlpack_doc[] = "__dlpack__($self, /, *, stream=None,
     "A DLPack capsule of the view: a 1-D uint8 tensor over its bytes, zero copy.\n"
     "\n"
     "Arguments:\n"
-    "  stream: host views: None (the default). Device views: None (the legacy default stream)\n"
-    "    or a stream (1, 2 or a handle for CUDA, 0 or a handle for ROCm) orders the executor's\n"
-    "    earlier calls first (they are waited for on the host); -1 asks for no ordering.\n"
+    "  stream: host views: None (the default). Device views: the consumer's stream, as the\n"
+    "    array API standard says: CUDA None or 1 (the legacy default stream), 2 (the per-thread\n"
+    "    default stream) or a CUstream handle; ROCm None or 0 (the default stream) or a handle;\n"
+    "    -1 asks for no ordering. The stream waits, on the device, for the executor's calls\n"
+    "    submitted before (an event and cuStreamWaitEvent / hipStreamWaitEvent): the host waits\n"
+    "    only for what those calls have not yet queued on the device (a deferred call still\n"
+    "    waiting for its turn).\n"
     "  max_version, dl_device, copy: as Arena.__dlpack__ (a device view refuses copy=True and\n"
     "    any other dl_device with BufferError).\n"
     "\n"
@@ -269,9 +281,10 @@ const char Arena_device_view_doc[] =
     "\n"
     "A uform.ArenaView over the twin on the executor's device `device` of a range of a device\n"
     "arena. Its DLPack device is (kDLCUDA=2, CUDA ordinal) or (kDLROCM=10, HIP device id).\n"
-    "__dlpack__(stream=s) first waits, on the host, for the executor's calls submitted before\n"
-    "(a deferred copy still writing), unless s is -1; inside the executor's own device function\n"
-    "it does not wait (order with slot.stream).\n"
+    "__dlpack__(stream=s) makes the consumer's stream s wait, on the device, for the executor's\n"
+    "calls submitted before (a deferred copy still writing), unless s is -1; the host waits only\n"
+    "for what those calls have not yet queued. Inside the executor's own device function it\n"
+    "orders nothing (order with slot.stream).\n"
     "\n"
     "Arguments:\n"
     "  device: the index among the executor's devices.\n"

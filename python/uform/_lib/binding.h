@@ -230,9 +230,11 @@ typedef struct lend_t {
     PyObject *owner;                  /* kept alive by every export */
     void (*hold)(PyObject *owner);    /* counts one more live export (GIL held) */
     void (*release)(PyObject *owner); /* counts one fewer (GIL held) */
-    /* For device memory: orders the executor's earlier work before the consumer's reads; -1 with
-     * an exception set when it cannot. NULL: nothing to order. */
-    int (*synchronize)(PyObject *owner);
+    /* For device memory: makes the consumer's `stream` (a CUstream / hipStream_t, NULL the
+     * default one) wait on the device for the executor's earlier work on `device`; -1 with an
+     * exception set when it cannot. NULL: nothing to order. */
+    int (*synchronize)(PyObject *owner, size_t device, void *stream);
+    size_t device; /* the executor's device the memory is on, for `synchronize` */
 } lend_t;
 
 /* __dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None) over `lend`. */

@@ -198,7 +198,12 @@ PyObject *dlpack_export(const lend_t *lend, PyObject *args, PyObject *kwargs) {
         device.device_type = DL_CPU; /* the copy is plain host memory */
         device.device_id = 0;
     }
-    /* stream: only the stream-ordered devices take one; -1 asks for no synchronisation. */
+    /* stream: only the stream-ordered devices take one; -1 asks for no synchronisation. The
+     * array API standard's values: CUDA None or 1 the legacy default stream, 2 the per-thread
+     * default stream (cuda.h's CU_STREAM_LEGACY and CU_STREAM_PER_THREAD handles are those
+     * numbers), ROCm None or 0 the default stream (NULL), anything above 2 a stream handle. */
+    void *native_stream = NULL;
+    int order = 1;
     if (!has_streams(device.device_type)) {
         if (stream != Py_None) {
             PyErr_Format(PyExc_BufferError, "stream must be None for DLPack device type %d, not %R",
@@ -218,9 +223,15 @@ PyObject *dlpack_export(const lend_t *lend, PyObject *args, PyObject *kwargs) {
                          (int)device.device_type);
             return NULL;
         }
+        if (value == -1) order = 0;
+        else if ((unsigned long long)value > UINTPTR_MAX) {
+            PyErr_Format(PyExc_ValueError, "stream %R is no stream handle", stream);
+            return NULL;
+        } else
+            native_stream = (void *)(uintptr_t)value;
     }
-    if (has_streams(device.device_type) && lend->synchronize && !(PyLong_Check(stream) && PyLong_AsLong(stream) == -1))
-        if (lend->synchronize(lend->owner) < 0) return NULL;
+    if (has_streams(device.device_type) && lend->synchronize && order)
+        if (lend->synchronize(lend->owner, lend->device, native_stream) < 0) return NULL;
 
     export_t *export = PyMem_RawCalloc(1, sizeof *export);
     if (!export) return PyErr_NoMemory();

@@ -146,6 +146,11 @@ enum {
     UFORM_CU_MEMORYTYPE_HOST = 1,
     UFORM_CU_MEMORYTYPE_DEVICE = 2
 };
+/* cuda.h's special stream handles, valid wherever a CUstream is: the legacy default stream, and
+ * the calling thread's per-thread default stream (NULL is the legacy one too, in the entry
+ * points uform binds, which are the legacy-stream ones). */
+#define UFORM_CU_STREAM_LEGACY ((uform_cuStream)0x1)
+#define UFORM_CU_STREAM_PER_THREAD ((uform_cuStream)0x2)
 typedef uform_cuResult (*uform_cuDevicePrimaryCtxRetain_t)(uform_cuContext *context, uform_cuDevice device);
 typedef uform_cuResult (*uform_cuDevicePrimaryCtxRelease_t)(uform_cuDevice device);
 typedef uform_cuResult (*uform_cuCtxSetCurrent_t)(uform_cuContext context);
@@ -176,6 +181,7 @@ typedef uform_cuResult (*uform_cuEventRecord_t)(uform_cuEvent event, uform_cuStr
 typedef uform_cuResult (*uform_cuEventSynchronize_t)(uform_cuEvent event);
 typedef uform_cuResult (*uform_cuEventQuery_t)(uform_cuEvent event);
 typedef uform_cuResult (*uform_cuLaunchHostFunc_t)(uform_cuStream stream, uform_cuHostFn function, void *user_data);
+typedef uform_cuResult (*uform_cuStreamWaitEvent_t)(uform_cuStream stream, uform_cuEvent event, unsigned int flags);
 
 #define UFORM_CUDA_EXECUTION_ENTRY_POINTS(X)                                                      \
     X(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000, "cuDevicePrimaryCtxRetain",      \
@@ -206,7 +212,8 @@ typedef uform_cuResult (*uform_cuLaunchHostFunc_t)(uform_cuStream stream, uform_
     X(cuEventDestroy, "cuEventDestroy", 4000, "cuEventDestroy_v2", uform_cuEventDestroy_t)           \
     X(cuEventRecord, "cuEventRecord", 2000, "cuEventRecord", uform_cuEventRecord_t)                  \
     X(cuEventSynchronize, "cuEventSynchronize", 2000, "cuEventSynchronize", uform_cuEventSynchronize_t) \
-    X(cuEventQuery, "cuEventQuery", 2000, "cuEventQuery", uform_cuEventQuery_t)
+    X(cuEventQuery, "cuEventQuery", 2000, "cuEventQuery", uform_cuEventQuery_t)                      \
+    X(cuStreamWaitEvent, "cuStreamWaitEvent", 3020, "cuStreamWaitEvent", uform_cuStreamWaitEvent_t)
 
 /*
  * Multicast (NVSwitch multimem): the probe of src/gpu/cuda/cuda_multicast.c. One table of

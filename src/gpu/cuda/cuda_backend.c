@@ -123,6 +123,7 @@ static void close_device(uform__gpu_device_t *device) {
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++)
         if (device->events[i]) cu()->cuEventDestroy((uform_cuEvent)device->events[i]);
     if (device->wait_event) cu()->cuEventDestroy((uform_cuEvent)device->wait_event);
+    if (device->order_event) cu()->cuEventDestroy((uform_cuEvent)device->order_event);
     if (device->stream) cu()->cuStreamDestroy((uform_cuStream)device->stream);
     /* The thread's own context back before the release: the caller's, not NULL. */
     uform__gpu_leave(&current, &scope);
@@ -131,6 +132,7 @@ static void close_device(uform__gpu_device_t *device) {
     device->native_context = NULL;
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++) device->events[i] = NULL;
     device->wait_event = NULL;
+    device->order_event = NULL;
     device->opened = false;
 }
 
@@ -150,11 +152,13 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
     if (status == UFORM_STATUS_OK)
         status = check(device, cu()->cuStreamCreate(&stream, UFORM_CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     device->stream = stream;
-    for (size_t i = 0; i <= UFORM_STAGING_BUFFERS && status == UFORM_STATUS_OK; i++) {
+    /* The staging halves' events, then wait_event, then order_event. */
+    for (size_t i = 0; i < UFORM_STAGING_BUFFERS + 2 && status == UFORM_STATUS_OK; i++) {
         uform_cuEvent event = NULL;
         status = check(device, cu()->cuEventCreate(&event, EVENT_FLAGS), "cuEventCreate");
         if (i < UFORM_STAGING_BUFFERS) device->events[i] = event;
-        else device->wait_event = event;
+        else if (i == UFORM_STAGING_BUFFERS) device->wait_event = event;
+        else device->order_event = event;
     }
     uform__gpu_leave(&current, &scope);
     if (status != UFORM_STATUS_OK) close_device(device);
@@ -262,6 +266,19 @@ static uform_status_t stream_wait(uform__gpu_device_t *device) {
     return status;
 }
 
+/* The foreign stream is the caller's (PyTorch's, CuPy's) on this device's primary context: the
+ * call runs with that context current, so NULL is its legacy default stream (the entry points
+ * bound are the legacy-stream ones), as are CU_STREAM_LEGACY and CU_STREAM_PER_THREAD handles. */
+static uform_status_t order_stream(uform__gpu_device_t *device, void *foreign) {
+    uform_status_t status;
+    CU_CALL_(status, device, cu()->cuEventRecord((uform_cuEvent)device->order_event, (uform_cuStream)device->stream),
+             "cuEventRecord (ordering another stream)");
+    if (status != UFORM_STATUS_OK) return status;
+    CU_CALL_(status, device, cu()->cuStreamWaitEvent((uform_cuStream)foreign, (uform_cuEvent)device->order_event, 0),
+             "cuStreamWaitEvent");
+    return status;
+}
+
 static const uform__gpu_backend_t backend = {
     .name = "CUDA",
     .open = open_device,
@@ -281,6 +298,7 @@ static const uform__gpu_backend_t backend = {
     .event_record = event_record,
     .event_wait = event_wait,
     .stream_wait = stream_wait,
+    .order_stream = order_stream,
     .multimem_extent = uform__cuda_multimem_extent,
     .multicast_probe = uform__cuda_multicast_probe,
 };

@@ -272,6 +272,7 @@ typedef uform_hipError (*uform_hipEventDestroy_t)(uform_hipEvent event);
 typedef uform_hipError (*uform_hipEventRecord_t)(uform_hipEvent event, uform_hipStream stream);
 typedef uform_hipError (*uform_hipEventSynchronize_t)(uform_hipEvent event);
 typedef uform_hipError (*uform_hipEventQuery_t)(uform_hipEvent event);
+typedef uform_hipError (*uform_hipStreamWaitEvent_t)(uform_hipStream stream, uform_hipEvent event, unsigned int flags);
 
 #define UFORM_HIP_EXECUTION_ENTRY_POINTS(X)                                                       \
     X(hipSetDevice, "hipSetDevice", uform_hipSetDevice_t)                                         \
@@ -291,6 +292,7 @@ typedef uform_hipError (*uform_hipEventQuery_t)(uform_hipEvent event);
     X(hipEventDestroy, "hipEventDestroy", uform_hipEventDestroy_t)                                \
     X(hipEventRecord, "hipEventRecord", uform_hipEventRecord_t)                                   \
     X(hipEventSynchronize, "hipEventSynchronize", uform_hipEventSynchronize_t)                    \
-    X(hipEventQuery, "hipEventQuery", uform_hipEventQuery_t)
+    X(hipEventQuery, "hipEventQuery", uform_hipEventQuery_t)                                      \
+    X(hipStreamWaitEvent, "hipStreamWaitEvent", uform_hipStreamWaitEvent_t)
 
 #endif

@@ -112,6 +112,10 @@ static void destroy_handles(uform__gpu_device_t *device) {
         (void)hip()->hipEventDestroy((uform_hipEvent)device->wait_event);
         device->wait_event = NULL;
     }
+    if (device->order_event) {
+        (void)hip()->hipEventDestroy((uform_hipEvent)device->order_event);
+        device->order_event = NULL;
+    }
     if (device->stream) {
         (void)hip()->hipStreamDestroy((uform_hipStream)device->stream);
         device->stream = NULL;
@@ -127,6 +131,7 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
     device->stream = NULL;
     for (size_t i = 0; i < UFORM_STAGING_BUFFERS; i++) device->events[i] = NULL;
     device->wait_event = NULL;
+    device->order_event = NULL;
     uform__gpu_scope_t scope;
     uform_status_t status = uform__gpu_enter(&current, device, &scope);
     if (status != UFORM_STATUS_OK) return status;
@@ -134,14 +139,16 @@ static uform_status_t open_device(uform__gpu_device_t *device) {
     status = check(device, hip()->hipStreamCreateWithFlags(&stream, UFORM_HIP_STREAM_NON_BLOCKING),
                    "hipStreamCreateWithFlags(hipStreamNonBlocking)");
     device->stream = stream;
-    for (size_t i = 0; i <= UFORM_STAGING_BUFFERS && status == UFORM_STATUS_OK; i++) {
+    /* The staging halves' events, then wait_event, then order_event. */
+    for (size_t i = 0; i < UFORM_STAGING_BUFFERS + 2 && status == UFORM_STATUS_OK; i++) {
         uform_hipEvent event = NULL;
         /* Host threads wait on every event uform makes: blocking-sync (gpu_backend.h), no timing. */
         status = check(device,
                        hip()->hipEventCreateWithFlags(&event, UFORM_HIP_EVENT_DISABLE_TIMING | UFORM_HIP_EVENT_BLOCKING_SYNC),
                        "hipEventCreateWithFlags(hipEventDisableTiming | hipEventBlockingSync)");
         if (i < UFORM_STAGING_BUFFERS) device->events[i] = event;
-        else device->wait_event = event;
+        else if (i == UFORM_STAGING_BUFFERS) device->wait_event = event;
+        else device->order_event = event;
     }
     if (status != UFORM_STATUS_OK) destroy_handles(device);
     uform__gpu_leave(&current, &scope);
@@ -265,6 +272,20 @@ static uform_status_t stream_wait(uform__gpu_device_t *device) {
     return status;
 }
 
+/* The foreign stream is the caller's on this device (NULL: the device's default stream, made
+ * current for the call). */
+static uform_status_t order_stream(uform__gpu_device_t *device, void *foreign) {
+    uform_status_t status;
+    HIP_CALL_(status, device,
+              hip()->hipEventRecord((uform_hipEvent)device->order_event, (uform_hipStream)device->stream),
+              "hipEventRecord (ordering another stream)");
+    if (status != UFORM_STATUS_OK) return status;
+    HIP_CALL_(status, device,
+              hip()->hipStreamWaitEvent((uform_hipStream)foreign, (uform_hipEvent)device->order_event, 0),
+              "hipStreamWaitEvent");
+    return status;
+}
+
 static const uform__gpu_backend_t backend = {
     .name = "HIP",
     .open = open_device,
@@ -284,6 +305,7 @@ static const uform__gpu_backend_t backend = {
     .event_record = event_record,
     .event_wait = event_wait,
     .stream_wait = stream_wait,
+    .order_stream = order_stream,
 };
 
 const uform__gpu_backend_t *uform__hip_backend(uform_status_t *status) {

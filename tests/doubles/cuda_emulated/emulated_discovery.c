@@ -143,6 +143,7 @@ static const entry_t entries[] = {
     {"cuEventRecord", 2000, (void *)cuEventRecord},
     {"cuEventSynchronize", 2000, (void *)cuEventSynchronize},
     {"cuEventQuery", 2000, (void *)cuEventQuery},
+    {"cuStreamWaitEvent", 3020, (void *)cuStreamWaitEvent},
     {"cuDeviceCanAccessPeer", 4000, (void *)cuDeviceCanAccessPeer},
     {"cuDeviceGetP2PAttribute", 8000, (void *)cuDeviceGetP2PAttribute},
     {"cuMemCreate", 10020, (void *)cuMemCreate},

@@ -63,6 +63,7 @@ EXPORT uform_cuResult cuEventCreate(uform_cuEvent *handle, unsigned int flags);
 EXPORT uform_cuResult cuEventDestroy_v2(uform_cuEvent handle);
 EXPORT uform_cuResult cuEventRecord(uform_cuEvent handle, uform_cuStream stream_handle);
 EXPORT uform_cuResult cuEventQuery(uform_cuEvent handle);
+EXPORT uform_cuResult cuStreamWaitEvent(uform_cuStream stream_handle, uform_cuEvent handle, unsigned int flags);
 EXPORT uform_cuResult cuEventSynchronize(uform_cuEvent handle);
 
 /* Peers and multicast (emulated_multicast.c) */

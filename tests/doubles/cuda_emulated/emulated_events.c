@@ -13,10 +13,7 @@
 #define EVENT_INTERPROCESS 4u
 
 /* One stream's part of a recording: done once the stream has finished `position` operations. */
-typedef struct capture_t {
-    emulated_stream_t *stream; /* with a reference of the capture's own */
-    unsigned long long position;
-} capture_t;
+typedef stream_position_t capture_t;
 
 typedef struct emulated_event_t {
     struct emulated_event_t *next_live; /* the live list, under events_lock */
@@ -254,4 +251,33 @@ EXPORT uform_cuResult cuEventSynchronize(uform_cuEvent handle) {
     unsigned sticky = atomic_load(&event->context->sticky);
     put_event(event);
     return sticky ? sticky : result;
+}
+
+/* cuda.h: work queued on `stream` after the call waits until the event's latest recording has
+ * completed, on the device (the host does not block); an event never recorded imposes nothing;
+ * the event may be of another context or device; Flags must be 0 (CU_EVENT_WAIT_DEFAULT) here,
+ * as no other flag is one uform uses. The wait is a copy of the recording, so a later
+ * cuEventRecord does not change it. */
+EXPORT uform_cuResult cuStreamWaitEvent(uform_cuStream stream_handle, uform_cuEvent handle, unsigned int flags) {
+    ENTER_CONTEXT();
+    if (flags) return UFORM_CUDA_ERROR_INVALID_VALUE;
+    emulated_event_t *event = NULL;
+    uform_cuResult result = event_of(handle, &event);
+    if (result != UFORM_CUDA_SUCCESS) return result;
+    emulated_stream_t *stream = NULL;
+    result = stream_of(stream_handle, context, &stream); /* checked before anything is queued */
+    capture_t *captures = NULL;
+    size_t count = 0;
+    if (result == UFORM_CUDA_SUCCESS) {
+        put_stream(stream);
+        result = snapshot_captures(event, &captures, &count);
+    }
+    put_event(event);
+    if (result != UFORM_CUDA_SUCCESS || !count) {
+        put_captures(captures, count);
+        return result;
+    }
+    result = enqueue_wait(stream_handle, context, captures, count);
+    if (result != UFORM_CUDA_SUCCESS) put_captures(captures, count);
+    return result;
 }

@@ -37,6 +37,15 @@ static void occupy_link(const struct timespec *start, size_t bytes) {
 
 static void run_operation(emulated_stream_t *stream, operation_t *operation) {
     emulated_context_t *context = stream->context;
+    if (operation->kind == OPERATION_WAIT_EVENT) {
+        /* Waited for on a faulted context too: a faulted stream still finishes its operations. */
+        for (size_t i = 0; i < operation->wait_count; i++) {
+            wait_finished(operation->waits[i].stream, operation->waits[i].position, 0);
+            put_stream(operation->waits[i].stream);
+        }
+        free(operation->waits);
+        return;
+    }
     if (operation->faults) {
         unsigned expected = 0;
         atomic_compare_exchange_strong(&context->sticky, &expected, config.sticky_result);
@@ -52,6 +61,7 @@ static void run_operation(emulated_stream_t *stream, operation_t *operation) {
     }
     case OPERATION_SET: memset(operation->destination, operation->value, operation->bytes); break;
     case OPERATION_HOST_FUNCTION: operation->function(operation->user_data); break;
+    case OPERATION_WAIT_EVENT: break; /* run above, faulted or not */
     }
 }
 
@@ -142,6 +152,24 @@ uform_cuResult stream_of(uform_cuStream handle, emulated_context_t *context, emu
         emulated_stream_t **slot = &null_streams[context - contexts];
         result = *slot ? UFORM_CUDA_SUCCESS : start_stream(context, UFORM_CU_STREAM_DEFAULT, slot);
         if (result == UFORM_CUDA_SUCCESS) (*out = *slot)->references++;
+    } else if (handle == UFORM_CU_STREAM_LEGACY) {
+        pthread_mutex_unlock(&streams_lock);
+        return stream_of(NULL, context, out);
+    } else if (handle == UFORM_CU_STREAM_PER_THREAD) {
+        emulated_stream_t *found = NULL;
+        for (emulated_stream_t *s = live_streams; s && !found; s = s->next_live)
+            if (s->per_thread && s->context == context && pthread_equal(s->owner, pthread_self())) found = s;
+        /* cuda.h: the per-thread default stream is a blocking stream (it orders with the legacy one). */
+        result = found ? UFORM_CUDA_SUCCESS : start_stream(context, UFORM_CU_STREAM_DEFAULT, &found);
+        if (result == UFORM_CUDA_SUCCESS) {
+            if (!found->per_thread) {
+                found->per_thread = 1;
+                found->owner = pthread_self();
+                found->next_live = live_streams;
+                live_streams = found;
+            }
+            (*out = found)->references++;
+        }
     } else {
         for (emulated_stream_t *s = live_streams; s; s = s->next_live)
             if (s == (emulated_stream_t *)handle) {
@@ -197,7 +225,8 @@ static void order_with_null_stream(emulated_stream_t *stream) {
     if (null_stream) put_stream(null_stream);
 }
 
-static uform_cuResult enqueue(uform_cuStream handle, emulated_context_t *context, operation_t operation) {
+static uform_cuResult enqueue_counted(uform_cuStream handle, emulated_context_t *context, operation_t operation,
+                                      int counted) {
     emulated_stream_t *stream = NULL;
     uform_cuResult result = stream_of(handle, context, &stream);
     if (result != UFORM_CUDA_SUCCESS) return result;
@@ -208,8 +237,8 @@ static uform_cuResult enqueue(uform_cuStream handle, emulated_context_t *context
     }
     *queued = operation;
     queued->next = NULL;
-    unsigned long number = atomic_fetch_add(&stream_operations, 1) + 1;
-    queued->faults = config.sticky_fault && number == config.sticky_fault;
+    unsigned long number = counted ? atomic_fetch_add(&stream_operations, 1) + 1 : 0;
+    queued->faults = counted && config.sticky_fault && number == config.sticky_fault;
     order_with_null_stream(stream);
     pthread_mutex_lock(&stream->lock);
     if (stream->tail) stream->tail->next = queued;
@@ -220,6 +249,16 @@ static uform_cuResult enqueue(uform_cuStream handle, emulated_context_t *context
     pthread_mutex_unlock(&stream->lock);
     put_stream(stream);
     return UFORM_CUDA_SUCCESS;
+}
+
+static uform_cuResult enqueue(uform_cuStream handle, emulated_context_t *context, operation_t operation) {
+    return enqueue_counted(handle, context, operation, 1);
+}
+
+uform_cuResult enqueue_wait(uform_cuStream handle, emulated_context_t *context, stream_position_t *waits,
+                            size_t wait_count) {
+    return enqueue_counted(handle, context,
+                           (operation_t){.kind = OPERATION_WAIT_EVENT, .waits = waits, .wait_count = wait_count}, 0);
 }
 
 /* Every live stream of `context`, and its NULL stream, drained. */

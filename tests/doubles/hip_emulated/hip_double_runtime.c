@@ -210,7 +210,7 @@ static int device_range(const void *address, size_t bytes) {
 /* ---- Streams: each runs its queued operations in order on a host thread of its own ---- */
 
 typedef struct event_t event_t;
-typedef enum { OPERATION_COPY, OPERATION_HOST_FUNCTION, OPERATION_EVENT } operation_kind_t;
+typedef enum { OPERATION_COPY, OPERATION_HOST_FUNCTION, OPERATION_EVENT, OPERATION_WAIT_EVENT } operation_kind_t;
 typedef struct operation_t {
     struct operation_t *next;
     operation_kind_t kind;
@@ -220,7 +220,8 @@ typedef struct operation_t {
     uform_hipHostFn function;
     void *user_data;
     event_t *event;         /* OPERATION_EVENT: the event, with a reference this operation holds */
-    unsigned long sequence; /* OPERATION_EVENT: the record it completes */
+    unsigned long sequence; /* OPERATION_EVENT: the record it completes; OPERATION_WAIT_EVENT: the
+                             * record the stream waits for (the event's latest at hipStreamWaitEvent) */
     int faults;             /* the `fault sticky=N` operation */
 } operation_t;
 
@@ -266,6 +267,15 @@ static void run_operation(stream_t *stream, operation_t *operation) {
         if (operation->event->completed < operation->sequence) operation->event->completed = operation->sequence;
         put_event_locked(operation->event);
         pthread_cond_broadcast(&events_changed);
+        pthread_mutex_unlock(&events_lock);
+        return;
+    }
+    if (operation->kind == OPERATION_WAIT_EVENT) {
+        /* The stream's later work starts once the awaited record completed (a record completes
+         * on a faulted device too, so this ends). */
+        pthread_mutex_lock(&events_lock);
+        while (operation->event->completed < operation->sequence) pthread_cond_wait(&events_changed, &events_lock);
+        put_event_locked(operation->event);
         pthread_mutex_unlock(&events_lock);
         return;
     }
@@ -394,15 +404,15 @@ static void order_with_null_stream(stream_t *stream) {
 
 /* Queues `operation` on `stream` (a reference the caller holds and keeps). The stream's device
  * must not have faulted: its sticky error is the answer then. */
-static uform_hipError enqueue(stream_t *stream, operation_t operation) {
+static uform_hipError enqueue_counted(stream_t *stream, operation_t operation, int counted) {
     uform_hipError fault = atomic_load(&sticky[stream->device]);
     if (fault) return fault;
     operation_t *queued = malloc(sizeof *queued);
     if (!queued) return UFORM_HIP_ERROR_OUT_OF_MEMORY;
     *queued = operation;
     queued->next = NULL;
-    unsigned long number = atomic_fetch_add(&stream_operations, 1) + 1;
-    queued->faults = config.sticky_fault && number == config.sticky_fault;
+    unsigned long number = counted ? atomic_fetch_add(&stream_operations, 1) + 1 : 0;
+    queued->faults = config.sticky_fault && counted && number == config.sticky_fault;
     order_with_null_stream(stream);
     pthread_mutex_lock(&stream->lock);
     if (stream->tail) stream->tail->next = queued;
@@ -411,6 +421,12 @@ static uform_hipError enqueue(stream_t *stream, operation_t operation) {
     pthread_cond_broadcast(&stream->changed);
     pthread_mutex_unlock(&stream->lock);
     return UFORM_HIP_SUCCESS;
+}
+
+static uform_hipError enqueue(stream_t *stream, operation_t operation) { return enqueue_counted(stream, operation, 1); }
+/* A stream's wait for an event is no work of its own: `fault sticky=N` does not count it. */
+static uform_hipError enqueue_wait(stream_t *stream, operation_t operation) {
+    return enqueue_counted(stream, operation, 0);
 }
 
 ENTRY(uform_hipError, hipStreamCreateWithFlags, (uform_hipStream * handle, unsigned int flags)) {
@@ -752,6 +768,39 @@ ENTRY(uform_hipError, hipEventRecord, (uform_hipEvent handle, uform_hipStream st
         put_event_locked(event);
         pthread_cond_broadcast(&events_changed);
         pthread_mutex_unlock(&events_lock);
+    }
+    put_stream(stream);
+    put_event(event);
+    return result;
+}
+
+/* hip_runtime_api.h: work queued on `stream` after the call waits until the event's latest
+ * record completed, without blocking the host; an event never recorded (or whose record has
+ * completed) imposes nothing; flags must be 0. The event may be of another device. */
+ENTRY(uform_hipError, hipStreamWaitEvent, (uform_hipStream stream_handle, uform_hipEvent handle, unsigned int flags)) {
+    INITIALIZE();
+    if (!config.device_count) return UFORM_HIP_ERROR_NO_DEVICE;
+    if (flags) return UFORM_HIP_ERROR_INVALID_VALUE;
+    event_t *event = event_of(handle);
+    if (!event) return UFORM_HIP_ERROR_INVALID_HANDLE;
+    stream_t *stream = NULL;
+    uform_hipError result = stream_of(stream_handle, current_device, &stream);
+    if (result != UFORM_HIP_SUCCESS) {
+        put_event(event);
+        return result;
+    }
+    pthread_mutex_lock(&events_lock);
+    unsigned long sequence = event->recorded;
+    int pending = event->completed < sequence;
+    if (pending) event->references++; /* the queued wait's */
+    pthread_mutex_unlock(&events_lock);
+    if (pending) {
+        result = enqueue_wait(stream, (operation_t){.kind = OPERATION_WAIT_EVENT, .event = event, .sequence = sequence});
+        if (result != UFORM_HIP_SUCCESS) {
+            pthread_mutex_lock(&events_lock);
+            put_event_locked(event);
+            pthread_mutex_unlock(&events_lock);
+        }
     }
     put_stream(stream);
     put_event(event);
