@@ -39,6 +39,8 @@
  * - Cancelling: a call given a cancel flag (uform_call_t.cancel), or a deferred call cancelled
  *   through its handle (uform_deferred_cancel), starts no task once cancelled; tasks already
  *   running finish, and the call answers UFORM_STATUS_INTERRUPTED. The executor stays usable.
+ *   Once a call has begun, each slot's first task still starts (every slot of for_threads, every
+ *   slice), so tasks waiting for each other across slots (above) end; later tasks do not.
  * - Free with deferred calls queued: calls queued before free began still run, in submission
  *   order, and free returns once they have finished (new ones are refused). Cancel them first
  *   (their handles or flags) to have them end without running.
@@ -214,7 +216,8 @@ typedef struct uform_call_t {
     void *progress_context;
     /**
      * Non-NULL: the call is cancelled once *cancel becomes nonzero; it may be set from any
-     * thread or from a signal handler. Tasks not yet started never start, running ones finish,
+     * thread or from a signal handler. Tasks not yet started never start (but for each slot's
+     * first task once the call has begun: see "Cancelling" above), running ones finish,
      * and the call returns (or its deferred wait answers) UFORM_STATUS_INTERRUPTED; progress
      * reports what ran. NULL: not cancellable. A caller built against the layout without this
      * field (a smaller struct_size) is read without it. The flag must stay valid until the call

@@ -302,3 +302,40 @@ def test_ctrl_c_interrupts_a_bootstrap_waiting_for_a_peer(cuda_double, tmp_path)
     assert not (directory / "ctrl-c").exists(), "the interrupted run left its job directory"
     answers = run_members(cuda_double, tmp_path, "ctrl-c", [1, 1])  # the same name forms
     assert all("description" in a for a in answers), answers
+
+
+# A bootstrap on another thread, waiting 2 s for a peer that never comes; meanwhile the main
+# thread sets SIGINT back to the default. Once the bootstrap gave up, a SIGINT must end the
+# process, as the default does: the handler the bootstrap put in front is not restored over it.
+DEFAULT_AFTER = PRELUDE + r"""
+import signal, threading, time
+directory, job = sys.argv[1], sys.argv[2]
+options = MeshOptions(host_domain_index=0, host_domain_count=2, directory=directory, job=job, timeout_seconds=2.0)
+outcome = []
+def bootstrap():
+    with Executor.for_vram() as executor:
+        outcome.append(failure(lambda: Mesh.bootstrap(executor, options)))
+thread = threading.Thread(target=bootstrap)
+thread.start()
+time.sleep(0.5)  # the bootstrap waits, its handler installed
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+thread.join()
+print(json.dumps({"outcome": outcome}), flush=True)
+os.kill(os.getpid(), signal.SIGINT)
+time.sleep(1.0)
+print("survived", flush=True)
+"""
+
+
+def test_bootstrap_leaves_a_sigint_handler_set_meanwhile(cuda_double, tmp_path):
+    import signal
+    import subprocess
+
+    directory = tmp_path / "rendezvous"
+    directory.mkdir()
+    child = subprocess.run([sys.executable, "-c", DEFAULT_AFTER, str(directory), "default-after"], cwd=tmp_path,
+                           env=environment_for(cuda_double, gpus(1)), capture_output=True, text=True, timeout=60)
+    assert '"outcome"' in child.stdout, child.stdout + child.stderr
+    assert "TimeoutError" in child.stdout or "Timeout" in child.stdout, child.stdout + child.stderr
+    assert "survived" not in child.stdout, child.stdout + child.stderr
+    assert child.returncode == -signal.SIGINT, (child.returncode, child.stdout, child.stderr)

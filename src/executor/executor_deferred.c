@@ -30,6 +30,35 @@ static void finish(uform_deferred_t *deferred, uform_status_t status) {
     uform__futex_wake((const uint32_t *)&deferred->finished, -1);
 }
 
+/** Calls finished so far: every one before the first still in the table (calls finish in
+ *  submission order, but for cancelled ones, which drop_cancelled_locked takes out early). */
+static void note_completed_locked(uform_executor_t *executor) {
+    executor->completed =
+        executor->queue_count ? executor->queue[executor->queue_head]->sequence - 1 : executor->submitted;
+}
+
+/** Takes out of the table the queued calls a cancel has finished, keeping the others in order:
+ *  otherwise each keeps its slot until the leader reaches it, which a long call ahead of them
+ *  may delay without end, and a caller submitting and cancelling behind it finds the table
+ *  full. The leader holds only the head across an unlock, and only while it runs (RUNNING),
+ *  so what this removes is nothing the leader uses. */
+static void drop_cancelled_locked(uform_executor_t *executor) {
+    size_t limit = executor->deferred_limit, kept = 0;
+    for (size_t i = 0; i < executor->queue_count; i++) {
+        uform_deferred_t *deferred = executor->queue[(executor->queue_head + i) % limit];
+        if (atomic_load(&deferred->state) == UFORM_DEFERRED_CANCELLED) {
+            atomic_fetch_sub(&executor->outstanding, 1);
+            release_handle(deferred);
+            continue;
+        }
+        executor->queue[(executor->queue_head + kept++) % limit] = deferred;
+    }
+    if (kept == executor->queue_count) return;
+    executor->queue_count = kept;
+    note_completed_locked(executor);
+    pthread_cond_broadcast(&executor->changed);
+}
+
 uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__job_t *job, uform_deferred_t **out) {
     uform_deferred_t *deferred = uform__allocate_zeroed(1, sizeof *deferred);
     if (!deferred) return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "deferred call handle");
@@ -75,6 +104,7 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
         deallocate_handle(deferred);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "the executor is being freed by another thread");
     }
+    if (executor->queue_count == executor->deferred_limit) drop_cancelled_locked(executor);
     if (executor->queue_count == executor->deferred_limit) {
         size_t limit = executor->deferred_limit;
         pthread_mutex_unlock(&executor->lock);
@@ -129,7 +159,7 @@ void *uform__leader_main(void *argument) {
         /* The slot stays taken until the call finishes: the table bounds calls in flight. */
         executor->queue_head = (executor->queue_head + 1) % executor->deferred_limit;
         executor->queue_count--;
-        executor->completed++;
+        note_completed_locked(executor);
         atomic_fetch_sub(&executor->outstanding, 1);
         if (runs) finish(deferred, status);
         release_handle(deferred);

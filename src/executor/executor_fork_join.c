@@ -91,16 +91,26 @@ static inline bool not_stopped(const share_env_t *env) {
     return true;
 }
 
-/** As not_stopped, and false in a fork()ed child (then FORKED is recorded): before a share's
- *  only callback, which may come after another call's callback forked on this thread. */
-static inline bool still_running(const share_env_t *env) { return not_stopped(env) && check_not_forked(env); }
+/** Before a share's first callback: false once a callback failed, or in a fork()ed child (then
+ *  FORKED is recorded; it may come after another call's callback forked on this thread). A
+ *  cancel does not stop it: the call has begun (uform__run_job checked the flag before the
+ *  fork), and a task of another slot may be waiting for this one (executor.h: a barrier between
+ *  slots ends), so every share's first task starts; a share's later tasks stop. A cancel seen by
+ *  another share is recorded as INTERRUPTED, which is why that status does not stop it. */
+static inline bool may_begin(const share_env_t *env) {
+    uint32_t failure = atomic_load_explicit(env->failure, memory_order_relaxed);
+    if (failure != UFORM_STATUS_OK && failure != UFORM_STATUS_INTERRUPTED) return false;
+    return check_not_forked(env);
+}
 
 /** Runs task `i`, counting it towards progress; false when the call must stop. Only code of
  *  the user's runs between two tasks of a share (the task, a progress report), so one fork
- *  check after each of them covers the next task too. */
-static inline bool run_task(const share_env_t *env, size_t i, size_t thread, size_t *finished, unsigned serial) {
+ *  check after each of them covers the next task too. A share's first task (`first`) is
+ *  checked by may_begin instead. */
+static inline bool run_task(const share_env_t *env, size_t i, size_t thread, size_t *finished, unsigned serial,
+                            bool first) {
     const uform__job_t *job = env->job;
-    if (!not_stopped(env)) return false;
+    if (!(first ? may_begin(env) : not_stopped(env))) return false;
     uform_status_t status = ((uform_task_t)job->function)(job->context, i, thread);
     if (!check_not_forked(env)) return false;
     if (status != UFORM_STATUS_OK) {
@@ -142,21 +152,22 @@ static void run_share(const share_env_t *env, size_t thread) {
     switch (job->kind) {
     case UFORM_JOB_FOR_N: {
         size_t end = split_begin(job, thread + 1);
-        for (size_t i = split_begin(job, thread); i < end; i++)
-            if (!run_task(env, i, thread, &finished, serial)) break;
+        for (size_t begin = split_begin(job, thread), i = begin; i < end; i++)
+            if (!run_task(env, i, thread, &finished, serial, i == begin)) break;
         break;
     }
     case UFORM_JOB_FOR_N_DYNAMIC: {
         /* Each thread's first task is its own (first + thread): the shared counter starts past
          * them, so nobody touches it before running something. */
-        if (thread < job->n - job->first && !run_task(env, job->first + thread, thread, &finished, serial)) break;
+        if (thread < job->n - job->first && !run_task(env, job->first + thread, thread, &finished, serial, true))
+            break;
         for (size_t i; (i = claim_dynamic(env)) != SIZE_MAX;)
-            if (!run_task(env, i, thread, &finished, serial)) break;
+            if (!run_task(env, i, thread, &finished, serial, false)) break;
         break;
     }
     case UFORM_JOB_BODY: break; /* never forked: uform__run_job runs its body on thread 0 */
     case UFORM_JOB_FOR_THREADS: {
-        if (!still_running(env)) break; /* a stolen or late share of a failed or forked call */
+        if (!may_begin(env)) break; /* a stolen or late share of a failed or forked call */
         uform_status_t status = ((uform_task_t)job->function)(job->context, thread, thread);
         if (!check_not_forked(env)) break;
         if (status != UFORM_STATUS_OK)
@@ -168,7 +179,7 @@ static void run_share(const share_env_t *env, size_t thread) {
     case UFORM_JOB_FOR_SLICES: {
         size_t first = split_begin(job, thread);
         size_t count = split_begin(job, thread + 1) - first;
-        if (!count || !still_running(env)) break;
+        if (!count || !may_begin(env)) break;
         uform_status_t status = ((uform_slice_t)job->function)(job->context, first, count, thread);
         if (!check_not_forked(env)) break;
         if (status != UFORM_STATUS_OK)
@@ -311,6 +322,9 @@ bool uform__claim_share(_Atomic uint64_t *claimed_word, uint64_t generation) {
 /** Runs the shares no worker has claimed yet (not for FOR_THREADS: those belong to each thread). */
 static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, uint64_t generation) {
     if (env->job->kind == UFORM_JOB_FOR_THREADS) return;
+    /* Cancelled: each share still runs its first task (may_begin), and the workers, woken
+     * already, run theirs side by side; stolen, they would run one after another here. */
+    if (uform__job_cancelled(env->job)) return;
     for (size_t i = 1; i < executor->threads; i++) {
         uform__worker_t *worker = &executor->workers[i];
         if (!uform__claim_share(&worker->claimed, generation)) continue;

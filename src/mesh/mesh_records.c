@@ -289,11 +289,22 @@ uform_status_t uform__mesh_decide(const uform__mesh_session_t *s, uint64_t by, u
     }
     /* Someone decided first (or the file cannot be written: then read whatever is there). */
     uform_status_t decided = status;
-    char said[UFORM_MESH_MESSAGE_MAX + 1];
+    char said[UFORM_MESH_MESSAGE_MAX + 1] = "";
     if ((taken && parse_outcome(s, holder, &decided, said, sizeof said) == 1) ||
         uform__mesh_read_outcome(s, &decided, said, sizeof said) == 1) {
         if (capacity) snprintf(out, capacity, "%s", said);
         return decided;
+    }
+    /* No outcome this process can read: a failure it proposed stays its answer (the others
+     * fail too: none answers OK without reading an OK outcome), but OK does not: the others
+     * cannot read it, and this process going on alone would split the run. */
+    if (status == UFORM_STATUS_OK) {
+        char reason[UFORM_MESH_MESSAGE_MAX + 1];
+        snprintf(reason, sizeof reason, "%s", written != UFORM_STATUS_OK ? uform_last_error() : said);
+        if (capacity)
+            snprintf(out, capacity, "%s: %s: the run's outcome cannot be published or read, so no process answers OK (%s)",
+                     s->verb, s->job, reason[0] ? reason : "no outcome");
+        return written != UFORM_STATUS_OK ? written : UFORM_STATUS_IO_ERROR;
     }
     if (capacity) snprintf(out, capacity, "%s", line);
     return status;

@@ -322,6 +322,55 @@ static void cancel_racing_start(uform_executor_t *executor) {
     }
 }
 
+/* Calls cancelled while queued behind a long one are finished: they give their slot back at
+ * once, so submitting and cancelling over and over behind it never fills the table (4 slots
+ * here). The calls queued after them still run, in order, and drain sees them all. */
+static _Atomic size_t order_seen[3];
+static _Atomic size_t order_next;
+static uform_status_t ordered_task(void *context, size_t task, size_t thread) {
+    (void)task, (void)thread;
+    if (task == 0) atomic_store(&order_seen[(size_t)context], atomic_fetch_add(&order_next, 1));
+    atomic_fetch_add(&queued_ran, 1);
+    return UFORM_STATUS_OK;
+}
+static void cancelled_calls_free_their_slots(void) {
+    uform_executor_t *executor = NULL;
+    CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 4, &executor));
+    gate_init(&gate);
+    atomic_store(&queued_ran, 0);
+    atomic_store(&order_next, 0);
+    uform_deferred_t *blocked = NULL, *before = NULL, *after[2] = {0};
+    uform_call_t call = UFORM_CALL_INIT;
+    call.deferred = &blocked;
+    CHECK_OK(uform_executor_for_threads(executor, &call, gated_task, NULL));
+    wait_arrived(&gate, 1);
+    call.deferred = &before;
+    CHECK_OK(uform_executor_for_n(executor, &call, 10, ordered_task, (void *)0));
+    for (int round = 0; round < 20; round++) {
+        uform_deferred_t *cancelled = NULL;
+        call.deferred = &cancelled;
+        CHECK_OK(uform_executor_for_n(executor, &call, 10, queued_task, NULL));
+        CHECK_OK(uform_deferred_cancel(cancelled));
+        CHECK_STATUS(uform_deferred_wait(cancelled, -1), UFORM_STATUS_INTERRUPTED);
+        uform_deferred_free(cancelled);
+    }
+    for (size_t i = 0; i < 2; i++) {
+        call.deferred = &after[i];
+        CHECK_OK(uform_executor_for_n(executor, &call, 10, ordered_task, (void *)(i + 1)));
+    }
+    gate_open(&gate);
+    CHECK_OK(uform_executor_drain(executor, UFORM_MOOD_PARKED));
+    CHECK_OK(uform_deferred_poll(before));
+    for (size_t i = 0; i < 2; i++) CHECK_OK(uform_deferred_poll(after[i]));
+    CHECK_EQ_INT(atomic_load(&queued_ran), 30); /* before, after[0], after[1]; no cancelled one */
+    for (size_t i = 0; i < 3; i++) CHECK_EQ_INT(atomic_load(&order_seen[i]), i);
+    CHECK_OK(uform_deferred_wait(blocked, -1));
+    uform_deferred_free(blocked);
+    uform_deferred_free(before);
+    for (size_t i = 0; i < 2; i++) uform_deferred_free(after[i]);
+    CHECK_OK(uform_executor_free(executor));
+}
+
 /* Free with calls queued: they would run; cancelled while free waits, they end without
  * running, and free returns once the running one is done. The leave hook slows every thread
  * leaving the API, widening the window between free's wait and the cancels. */
@@ -369,6 +418,98 @@ static void cancel_racing_free(void) {
     }
     CHECK_EQ_INT(atomic_load(&queued_ran), 0);
     uform_deferred_free(blocked);
+}
+
+/* ---- tasks that wait for each other ------------------------------------------------------ */
+
+/* executor.h: every share with work gets an awake thread, so a barrier between tasks of
+ * different slots ends. A cancel must keep that: thread 0's task cancels and then waits for
+ * thread 1's, while thread 1 is held (the claim hook) until the cancel is set. Thread 1's task
+ * must still start (a task of a call that has begun); a share past its first task stops. The
+ * barrier gives up after 10 s so a hang fails the test instead of stalling it. */
+static _Atomic int barrier_arrived, barrier_gave_up;
+static _Atomic int hold_worker; /* the claim hook waits while this is set */
+static void hold_claim(size_t worker) {
+    (void)worker;
+    while (atomic_load(&hold_worker)) busy(10);
+}
+static void barrier_wait(int parties) {
+    atomic_fetch_add(&barrier_arrived, 1);
+    double end = seconds_now() + 10;
+    while (atomic_load(&barrier_arrived) < parties)
+        if (seconds_now() > end) {
+            atomic_store(&barrier_gave_up, 1);
+            return;
+        }
+}
+static uform_status_t barrier_task(void *context, size_t task, size_t thread) {
+    (void)context, (void)task;
+    if (thread == 0) {
+        set_flag();
+        atomic_store(&hold_worker, 0);
+    }
+    barrier_wait(2);
+    atomic_fetch_add(&ran, 1);
+    return UFORM_STATUS_OK;
+}
+static uform_status_t barrier_slice(void *context, size_t first, size_t count, size_t thread) {
+    (void)count;
+    return barrier_task(context, first, thread);
+}
+
+static void cancel_keeps_barriers(uform_executor_t *executor, verb_t verb, bool deferred_call) {
+    reset();
+    atomic_store(&barrier_arrived, 0);
+    atomic_store(&barrier_gave_up, 0);
+    atomic_store(&hold_worker, 1);
+    atomic_store(&uform__test_before_claim, hold_claim);
+    uform_call_t call = UFORM_CALL_INIT;
+    call.cancel = &flag;
+    uform_deferred_t *deferred = NULL;
+    if (deferred_call) call.deferred = &deferred;
+    uform_status_t status = UFORM_STATUS_INVALID_ARGUMENT;
+    switch (verb) {
+    case FOR_N: status = uform_executor_for_n(executor, &call, 2, barrier_task, NULL); break;
+    case FOR_N_DYNAMIC: status = uform_executor_for_n_dynamic(executor, &call, 2, barrier_task, NULL); break;
+    case FOR_THREADS: status = uform_executor_for_threads(executor, &call, barrier_task, NULL); break;
+    case FOR_SLICES: status = uform_executor_for_slices(executor, &call, 2, barrier_slice, NULL); break;
+    }
+    if (deferred_call) {
+        CHECK_OK(status);
+        status = uform_deferred_wait(deferred, -1);
+        uform_deferred_free(deferred);
+    }
+    atomic_store(&uform__test_before_claim, NULL);
+    atomic_store(&hold_worker, 0);
+    CHECK_EQ_INT(atomic_load(&barrier_gave_up), 0);
+    CHECK_EQ_INT(atomic_load(&ran), 2);
+    /* Every task ran; the answer still says a cancel came (or OK: nothing was left to skip). */
+    CHECK(status == UFORM_STATUS_OK || status == UFORM_STATUS_INTERRUPTED);
+    reset();
+}
+
+/* Once the call has begun, a share's later tasks still stop: 2 threads, 4 static tasks, the
+ * flag set by thread 0's first task while thread 1 is held: thread 1 runs its first task only. */
+static uform_status_t first_cancels(void *context, size_t task, size_t thread) {
+    (void)context, (void)task;
+    if (thread == 0) {
+        set_flag();
+        atomic_store(&hold_worker, 0);
+    }
+    atomic_fetch_add(&ran, 1);
+    return UFORM_STATUS_OK;
+}
+static void cancel_after_begin_stops_later_tasks(uform_executor_t *executor) {
+    reset();
+    atomic_store(&hold_worker, 1);
+    atomic_store(&uform__test_before_claim, hold_claim);
+    uform_call_t call = UFORM_CALL_INIT;
+    call.cancel = &flag;
+    CHECK_STATUS(uform_executor_for_n(executor, &call, 4, first_cancels, NULL), UFORM_STATUS_INTERRUPTED);
+    atomic_store(&uform__test_before_claim, NULL);
+    atomic_store(&hold_worker, 0);
+    CHECK_EQ_INT(atomic_load(&ran), 2); /* task 0 (thread 0) and task 2 (thread 1's first) */
+    reset();
 }
 
 /* ---- the old layout, and messages ------------------------------------------------------ */
@@ -430,10 +571,16 @@ int main(void) {
     cancel_running_deferred(executor);
     cancel_after_finish(executor);
     cancel_racing_start(executor);
+    for (verb_t verb = FOR_N; verb <= FOR_SLICES; verb++) {
+        cancel_keeps_barriers(executor, verb, false);
+        cancel_keeps_barriers(executor, verb, true);
+    }
+    cancel_after_begin_stops_later_tasks(executor);
     old_layout(executor);
     reentry_keeps_reason(executor);
     CHECK_OK(uform_executor_free(executor));
 
     cancel_racing_free();
+    cancelled_calls_free_their_slots();
     TEST_DONE();
 }

@@ -40,7 +40,8 @@ typedef struct member_t {
      * 20 s) for mesh_directory/go.<job>: the test sends it a real signal there (member_signal) */
     const char *signal_at;
     /* index 0 only: at its step "published", damages the roster ("truncate", "corrupt" or
-     * "version": another format's) and then writes mesh_directory/damaged.<job> */
+     * "version": another format's) and then writes mesh_directory/damaged.<job>; "outcome":
+     * at its step "deciding", puts an unreadable file at the outcome's name instead */
     const char *damage;
     double delay;        /* seconds it sleeps before it joins */
     double cancel_after; /* > 0: a SIGALRM handler sets its options' cancel flag this long after it starts */
@@ -99,7 +100,18 @@ static inline void member_damage(const char *directory, const char *job) {
 
 static inline void member_hold(const char *directory, const char *job, uint64_t index, const char *step) {
     (void)index;
-    if (member_self->damage && !strcmp(step, "published")) member_damage(directory, job);
+    if (member_self->damage && !strcmp(member_self->damage, "outcome")) {
+        if (!strcmp(step, "deciding")) {
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%s/outcome", directory, job);
+            FILE *file = fopen(path, "w");
+            if (file) {
+                fputs("damaged\n", file);
+                fclose(file);
+            }
+        }
+    } else if (member_self->damage && !strcmp(step, "published"))
+        member_damage(directory, job);
     if (member_self->signal_at && !strcmp(step, member_self->signal_at)) {
         char mark[1024], go[1024];
         struct stat info;

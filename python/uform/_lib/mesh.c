@@ -256,8 +256,14 @@ static bool interrupt_handler_install(void) {
     return true;
 }
 
+/* Puts the replaced handler back, unless someone installed another one meanwhile (the main
+ * thread's signal.signal while a bootstrap waits on another thread): that one stays. */
 static void interrupt_handler_remove(void) {
-    if (--interrupt_waiters == 0) sigaction(SIGINT, &interrupt_previous, NULL);
+    if (--interrupt_waiters > 0) return;
+    struct sigaction current;
+    if (sigaction(SIGINT, NULL, &current) == 0 && (current.sa_flags & SA_SIGINFO) &&
+        current.sa_sigaction == interrupt_handler)
+        sigaction(SIGINT, &interrupt_previous, NULL);
 }
 
 static PyObject *Mesh_bootstrap(PyTypeObject *cls, PyObject *const *args, Py_ssize_t nargs) {
