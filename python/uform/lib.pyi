@@ -127,6 +127,9 @@ class Deferred:
     def cancel(self) -> None:
         """Cancels the call: tasks not started never start; wait() then raises UFormInterruptedError.
 
+        Once the call has begun, each thread's first task still starts (tasks that wait for
+        each other never wait for one the cancel skipped).
+
         Calls uform_deferred_cancel.
         """
     def __await__(self) -> Generator[Any, None, None]: ...

@@ -8,7 +8,8 @@ use std::sync::Arc;
 /// A flag that cancels the calls it was given to ([`On::cancel_flag`](crate::On::cancel_flag)),
 /// from any thread: tasks not yet started never start, running ones finish, and the call answers
 /// [`Status::Interrupted`](crate::Status::Interrupted). Clones share one flag. Once raised it
-/// stays raised; use a fresh flag for the next call.
+/// stays raised; use a fresh flag for the next call. Once a call has begun, each thread's first
+/// task still starts, so tasks that wait for each other never hang.
 ///
 /// ```
 /// use uform::{CancelFlag, Executor, On, Status};

@@ -68,7 +68,8 @@ impl Deferred {
     /// Cancels the call: tasks not yet started never start, running ones finish, and
     /// [`Deferred::wait`] then answers [`Status::Interrupted`]. A call still queued behind
     /// others ends at once, with no task run. Never blocks; a call that already finished keeps
-    /// its outcome, and cancelling twice does nothing more.
+    /// its outcome, and cancelling twice does nothing more. Once the call has begun, each
+    /// thread's first task still starts, so tasks that wait for each other never hang.
     ///
     /// ```
     /// use uform::{Executor, On, Status};
