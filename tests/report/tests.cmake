@@ -1,6 +1,6 @@
 # The report (src/report/): `uform info` of the fixture machines, text and JSON, checked by
-# check_info_fixtures.py against what each fixture's files and the CUDA double say; and the
-# double's peer attributes themselves (test_*.c, built by tests/CMakeLists.txt).
+# check_info_fixtures.py against what each fixture's files and the CUDA and NVML doubles say;
+# and the doubles' peer attributes and NVLinks themselves (test_*.c, built by tests/CMakeLists.txt).
 add_executable(uform_print_info ${CMAKE_CURRENT_LIST_DIR}/print_info.c)
 target_include_directories(uform_print_info PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_compile_definitions(uform_print_info PRIVATE _GNU_SOURCE UFORM_TEST_FIXTURES="${PROJECT_SOURCE_DIR}/tests/fixtures")
@@ -37,7 +37,8 @@ endforeach()
 file(GLOB uform_report_test_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.c)
 foreach(source ${uform_report_test_sources})
   get_filename_component(name ${source} NAME_WE)
-  target_compile_definitions(${name} PRIVATE UFORM_TEST_CUDA_DOUBLE="$<TARGET_FILE:uform_cuda_emulated>")
+  target_compile_definitions(${name} PRIVATE UFORM_TEST_CUDA_DOUBLE="$<TARGET_FILE:uform_cuda_emulated>"
+    UFORM_TEST_NVML_DOUBLE="$<TARGET_FILE:uform_nvml_emulated>")
   target_link_libraries(${name} PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
-  add_dependencies(${name} uform_cuda_emulated)
+  add_dependencies(${name} uform_cuda_emulated uform_nvml_emulated)
 endforeach()
