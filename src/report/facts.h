@@ -37,7 +37,7 @@ typedef struct uform__facts_t {
     char gpu_error[512];
     int32_t **gpu_cpus; /* each GPU's local CPUs (PCI local_cpulist, else its node's), ascending */
     size_t *gpu_cpu_counts;
-    uform__gpu_link_t *links; /* gpu_count x gpu_count, row-major; the diagonal unused */
+    uform__gpu_link_t *links;   /* gpu_count x gpu_count, row-major; the diagonal unused */
     uform_status_t nvml_status; /* of the NVLink query; nvml_error says why when not OK */
     char nvml_error[512];
 } uform__facts_t;

@@ -32,7 +32,8 @@ int main(void) {
     uform_nvmlErrorString_t error_string = (uform_nvmlErrorString_t)bind(library, "nvmlErrorString");
     uform_nvmlDeviceGetHandleByPciBusId_v2_t by_bus =
         (uform_nvmlDeviceGetHandleByPciBusId_v2_t)bind(library, "nvmlDeviceGetHandleByPciBusId_v2");
-    uform_nvmlDeviceGetNvLinkState_t state_of = (uform_nvmlDeviceGetNvLinkState_t)bind(library, "nvmlDeviceGetNvLinkState");
+    uform_nvmlDeviceGetNvLinkState_t state_of =
+        (uform_nvmlDeviceGetNvLinkState_t)bind(library, "nvmlDeviceGetNvLinkState");
     uform_nvmlDeviceGetNvLinkRemotePciInfo_v2_t remote_of =
         (uform_nvmlDeviceGetNvLinkRemotePciInfo_v2_t)bind(library, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
     /* Only the entry points are exported: the parser the double shares with the CUDA one is not. */
@@ -106,10 +107,11 @@ int main(void) {
     char why[256] = "x";
     CHECK_EQ_INT(uform__nvml_nvlinks(addresses, 5, counts, why, sizeof why), UFORM_STATUS_OK);
     CHECK_EQ_STR(why, "");
-    static const int32_t expected[25] = {0, 4, 4, 0, 0,  4, 0, 4, 0, 0,  4, 4, 0, 0, 0,
-                                         0, 0, 0, 0, 0,  -1, -1, -1, -1, -1};
+    static const int32_t expected[25] = {0, 4, 4, 0, 0, 4, 0, 4,  0,  0,  4,  4, 0,
+                                         0, 0, 0, 0, 0, 0, 0, -1, -1, -1, -1, -1};
     for (int k = 0; k < 25; k++)
-        if (counts[k] != expected[k]) TEST_FAIL_("nvlinks[%d][%d] = %d, expected %d", k / 5, k % 5, counts[k], expected[k]);
+        if (counts[k] != expected[k])
+            TEST_FAIL_("nvlinks[%d][%d] = %d, expected %d", k / 5, k % 5, counts[k], expected[k]);
     CHECK_EQ_INT(shutdown(), UFORM_NVML_ERROR_UNINITIALIZED);
     dlclose(library);
     printf("NVML double: %d checks passed\n", uform_test_checks_);

@@ -36,7 +36,7 @@ typedef struct uform_nvmlPciInfo {
     unsigned int domain;
     unsigned int bus;
     unsigned int device;
-    unsigned int pciDeviceId;    /* device id in the upper 16 bits, vendor id in the lower */
+    unsigned int pciDeviceId; /* device id in the upper 16 bits, vendor id in the lower */
     unsigned int pciSubSystemId;
     char busId[UFORM_NVML_PCI_BUS_ID_BYTES];
 } uform_nvmlPciInfo;
@@ -48,22 +48,20 @@ typedef uform_nvmlReturn (*uform_nvmlInit_v2_t)(void);
 typedef uform_nvmlReturn (*uform_nvmlShutdown_t)(void);
 typedef const char *(*uform_nvmlErrorString_t)(uform_nvmlReturn result);
 /* Accepts "domain:bus:device.function", "domain:bus:device" and "bus:device.function", hex. */
-typedef uform_nvmlReturn (*uform_nvmlDeviceGetHandleByPciBusId_v2_t)(const char *pci_bus_id,
-                                                                      uform_nvmlDevice *device);
+typedef uform_nvmlReturn (*uform_nvmlDeviceGetHandleByPciBusId_v2_t)(const char *pci_bus_id, uform_nvmlDevice *device);
 typedef uform_nvmlReturn (*uform_nvmlDeviceGetNvLinkState_t)(uform_nvmlDevice device, unsigned int link,
-                                                              uform_nvmlEnableState *is_active);
+                                                             uform_nvmlEnableState *is_active);
 typedef uform_nvmlReturn (*uform_nvmlDeviceGetNvLinkRemotePciInfo_v2_t)(uform_nvmlDevice device, unsigned int link,
-                                                                         uform_nvmlPciInfo *pci);
+                                                                        uform_nvmlPciInfo *pci);
 
 /* X(field, exported symbol, type): every entry point is required (all date from NVML 9). */
-#define UFORM_NVML_ENTRY_POINTS(X)                                                                 \
-    X(nvmlInit_v2, "nvmlInit_v2", uform_nvmlInit_v2_t)                                             \
-    X(nvmlShutdown, "nvmlShutdown", uform_nvmlShutdown_t)                                          \
-    X(nvmlErrorString, "nvmlErrorString", uform_nvmlErrorString_t)                                 \
-    X(nvmlDeviceGetHandleByPciBusId_v2, "nvmlDeviceGetHandleByPciBusId_v2",                        \
-      uform_nvmlDeviceGetHandleByPciBusId_v2_t)                                                    \
-    X(nvmlDeviceGetNvLinkState, "nvmlDeviceGetNvLinkState", uform_nvmlDeviceGetNvLinkState_t)      \
-    X(nvmlDeviceGetNvLinkRemotePciInfo_v2, "nvmlDeviceGetNvLinkRemotePciInfo_v2",                  \
+#define UFORM_NVML_ENTRY_POINTS(X)                                                                                    \
+    X(nvmlInit_v2, "nvmlInit_v2", uform_nvmlInit_v2_t)                                                                \
+    X(nvmlShutdown, "nvmlShutdown", uform_nvmlShutdown_t)                                                             \
+    X(nvmlErrorString, "nvmlErrorString", uform_nvmlErrorString_t)                                                    \
+    X(nvmlDeviceGetHandleByPciBusId_v2, "nvmlDeviceGetHandleByPciBusId_v2", uform_nvmlDeviceGetHandleByPciBusId_v2_t) \
+    X(nvmlDeviceGetNvLinkState, "nvmlDeviceGetNvLinkState", uform_nvmlDeviceGetNvLinkState_t)                         \
+    X(nvmlDeviceGetNvLinkRemotePciInfo_v2, "nvmlDeviceGetNvLinkRemotePciInfo_v2",                                     \
       uform_nvmlDeviceGetNvLinkRemotePciInfo_v2_t)
 
 #endif

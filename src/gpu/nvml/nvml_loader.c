@@ -110,8 +110,7 @@ uform_status_t uform__nvml_nvlinks(const char *const *pci_addresses, size_t coun
     uform_nvmlReturn result = api.nvmlInit_v2();
     if (result != UFORM_NVML_SUCCESS) {
         char buffer[32];
-        if (capacity)
-            snprintf(why, capacity, "nvmlInit_v2: %s", error_string(result, buffer, sizeof buffer));
+        if (capacity) snprintf(why, capacity, "nvmlInit_v2: %s", error_string(result, buffer, sizeof buffer));
         return UFORM_STATUS_DEVICE_FAULT;
     }
     pci_t *pcis = calloc(count ? count : 1, sizeof *pcis);

@@ -40,8 +40,8 @@ typedef struct nvmlPciInfo_st {
 /* A handle is the address of its GPU's entry in `gpus`. */
 typedef struct gpu_t {
     const emulated_device_t *device;
-    size_t index;                          /* in the configuration */
-    int peer[NVML_NVLINK_MAX_LINKS];       /* the configuration index each link reaches; -1 disabled */
+    size_t index;                    /* in the configuration */
+    int peer[NVML_NVLINK_MAX_LINKS]; /* the configuration index each link reaches; -1 disabled */
 } gpu_t;
 typedef gpu_t *nvmlDevice_t;
 
