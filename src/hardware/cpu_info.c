@@ -47,6 +47,14 @@ static uform_status_t read_number(const char *path, char *buffer, int64_t *value
     return UFORM_STATUS_OK;
 }
 
+/* A topology id: as read_number, but "-1", the kernel's word for an id it cannot name (a
+ * package id no firmware table gave), is NOT_FOUND: unknown, as an absent file is. */
+static uform_status_t read_id(const char *path, char *buffer, int64_t *value) {
+    uform_status_t status = read_number(path, buffer, value);
+    if (status == UFORM_STATUS_MALFORMED && !strcmp(buffer, "-1")) return UFORM_STATUS_NOT_FOUND;
+    return status;
+}
+
 /* A cache size as sysfs writes it ("32K"; M and G accepted too), in bytes. */
 static uform_status_t read_size(const char *path, char *buffer, uint64_t *bytes) {
     uform_status_t status = read_text(path, buffer);
@@ -142,9 +150,9 @@ static uform_status_t read_topology(uform__cpu_info_t *info, char *buffer) {
         char path[160];
         int64_t package = -1, core = -1;
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", (int)info->online[i]);
-        uform_status_t a = read_number(path, buffer, &package);
+        uform_status_t a = read_id(path, buffer, &package);
         snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/core_id", (int)info->online[i]);
-        uform_status_t b = read_number(path, buffer, &core);
+        uform_status_t b = read_id(path, buffer, &core);
         if (a != UFORM_STATUS_OK && a != UFORM_STATUS_NOT_FOUND)
             status = a;
         else if (b != UFORM_STATUS_OK && b != UFORM_STATUS_NOT_FOUND)
@@ -270,7 +278,7 @@ static uform_status_t read_caches(uform__cpu_info_t *info, char *buffer) {
             if (status != UFORM_STATUS_OK) return status;
         }
     }
-    qsort(info->caches, info->cache_count, sizeof *info->caches, by_level_then_type);
+    if (info->cache_count > 1) qsort(info->caches, info->cache_count, sizeof *info->caches, by_level_then_type);
     return UFORM_STATUS_OK;
 }
 

@@ -170,6 +170,19 @@ int main(void) {
     CHECK_EQ_INT(info->cores, 0);
     uform__cpu_info_free(info);
 
+    /* The kernel writes -1 for a package it cannot name (topology_physical_package_id's
+     * default, seen in VMs and on some Arm firmware): unknown, not MALFORMED. */
+    base();
+    put(CPU "0/topology/physical_package_id", "-1\n");
+    CHECK_OK(uform__seam_use_fixture(root));
+    CHECK_OK(uform__cpu_info_read(&info));
+    CHECK_EQ_INT(info->sockets, 0);
+    CHECK_EQ_INT(info->cores, 0);
+    uform__cpu_info_free(info);
+    base();
+    put(CPU "0/topology/physical_package_id", "-2\n");
+    expect_cpu(UFORM_STATUS_MALFORMED, "physical_package_id");
+
     /* Distance rows. */
     base();
     put("sys/devices/system/node/node1/distance", "20\n");
