@@ -7,6 +7,8 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "gpu/nvml/nvml_abi.h"
 #include "gpu/nvml/nvml_loader.h"
@@ -18,12 +20,35 @@ static void *bind(void *library, const char *name) {
     return pointer;
 }
 
+/* In a child (the double reads its configuration once per process): `config` as
+ * UFORM_NVML_DOUBLE_CONFIG makes nvmlInit_v2 answer `expected`. */
+static void init_answers(const char *config, uform_nvmlReturn expected) {
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        setenv("UFORM_NVML_DOUBLE_CONFIG", config, 1);
+        void *library = dlopen(UFORM_TEST_NVML_DOUBLE, RTLD_NOW | RTLD_LOCAL);
+        if (!library) _exit(2);
+        uform_nvmlInit_v2_t init = (uform_nvmlInit_v2_t)dlsym(library, "nvmlInit_v2");
+        _exit(init && init() == expected ? 0 : 1);
+    }
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child);
+    if (!WIFEXITED(status) || WEXITSTATUS(status)) TEST_FAIL_("'%s': nvmlInit_v2 did not answer %u", config, expected);
+}
+
 int main(void) {
     setenv("UFORM_CUDA_DOUBLE_CONFIG",
            "device pci=0000:1b:00.0 nvlink=0; device pci=0000:43:00.0 nvlink=0; device pci=0000:52:00.0 nvlink=0;"
            "device pci=0000:61:00.0",
            1);
     setenv("UFORM_NVML_LIBRARY", UFORM_TEST_NVML_DOUBLE, 1);
+    /* Its own faults: an init error by name or number; anything else refuses the configuration. */
+    init_answers("fault init=NVML_ERROR_DRIVER_NOT_LOADED", UFORM_NVML_ERROR_DRIVER_NOT_LOADED);
+    init_answers("fault init=12", 12);
+    init_answers("fault init=NVML_ERROR_NOPE", 999);
+    init_answers("fault shutdown=1", 999);
+    init_answers("links per_peer=2", 999);
     unsetenv("UFORM_NVML_DOUBLE_CONFIG");
     void *library = dlopen(UFORM_TEST_NVML_DOUBLE, RTLD_NOW | RTLD_LOCAL);
     CHECK(library != NULL);
