@@ -1,6 +1,7 @@
 /* Internal: a vendor library loaded at run time, once per process, and its entry points bound
- * from a table. The CUDA driver and the HIP runtime (src/gpu/), NCCL (src/mesh/nccl/) and the
- * CUDA multicast probe all load through here; nothing in uform links against a vendor library.
+ * from a table. The CUDA driver and the HIP runtime (src/gpu/), NVML (src/gpu/nvml/), NCCL
+ * (src/mesh/nccl/) and the CUDA multicast probe all load through here; nothing in uform links
+ * against a vendor library.
  *
  * A library's entry points are an X-macro list in its ABI header (cuda_abi.h, hip_abi.h,
  * nccl_abi.h). The loader expands that list twice: once into a struct of typed function

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "gpu/cuda/cuda_loader.h"
+#include "gpu/nvml/nvml_loader.h"
 #include "hardware/cpulist.h"
 #include "hardware/seam.h"
 #include "platform/platform.h"
@@ -98,6 +99,31 @@ static void gather_links(uform__facts_t *f) {
         }
 }
 
+/* NVML's NVLinks between NVIDIA GPUs, asked only where a pair of them could have one. */
+static uform_status_t gather_nvlinks(uform__facts_t *f) {
+    size_t n = f->gpu_count, nvidia = 0;
+    for (size_t i = 0; i < n; i++) nvidia += f->gpus[i].device.vendor == UFORM_GPU_VENDOR_NVIDIA;
+    if (nvidia < 2) return UFORM_STATUS_OK;
+    const char **addresses = malloc(n * sizeof *addresses);
+    int32_t *counts = malloc(n * n * sizeof *counts);
+    if (!addresses || !counts) {
+        free(addresses);
+        free(counts);
+        return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "no memory for %zu GPUs' NVLinks", n);
+    }
+    for (size_t i = 0; i < n; i++) addresses[i] = f->gpus[i].pci_address;
+    f->nvml_status = uform__nvml_nvlinks(addresses, n, counts, f->nvml_error, sizeof f->nvml_error);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++)
+            if (f->gpus[i].device.vendor == UFORM_GPU_VENDOR_NVIDIA &&
+                f->gpus[j].device.vendor == UFORM_GPU_VENDOR_NVIDIA)
+                f->links[i * n + j].nvlinks = counts[i * n + j];
+    free(addresses);
+    free(counts);
+    if (f->nvml_status == UFORM_STATUS_OUT_OF_MEMORY) return uform__fail(f->nvml_status, "%s", f->nvml_error);
+    return UFORM_STATUS_OK;
+}
+
 static uform_status_t gather_gpu_topology(uform__facts_t *f) {
     size_t n = f->gpu_count;
     if (!n) return UFORM_STATUS_OK;
@@ -106,13 +132,13 @@ static uform_status_t gather_gpu_topology(uform__facts_t *f) {
     f->links = malloc(n * n * sizeof *f->links);
     if (!f->gpu_cpus || !f->gpu_cpu_counts || !f->links)
         return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "no memory for %zu GPUs' topology", n);
-    for (size_t i = 0; i < n * n; i++) f->links[i] = (uform__gpu_link_t){-1, -1, -1, -1};
+    for (size_t i = 0; i < n * n; i++) f->links[i] = (uform__gpu_link_t){-1, -1, -1, -1, -1};
     for (size_t i = 0; i < n; i++) {
         uform_status_t status = gpu_cpus(f, &f->gpus[i], &f->gpu_cpus[i], &f->gpu_cpu_counts[i]);
         if (status != UFORM_STATUS_OK) return status;
     }
     gather_links(f);
-    return UFORM_STATUS_OK;
+    return gather_nvlinks(f);
 }
 
 uform_status_t uform__facts_gather(uform__facts_t *f) {

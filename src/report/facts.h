@@ -1,6 +1,6 @@
 /* Internal to the report: everything `uform info` says, gathered once per report from the
  * layers below (the topology, the CPU description and NUMA distances through the hardware
- * seam, the GPU list and the CUDA driver's peer attributes), so the text and the JSON say the
+ * seam, the GPU list, the CUDA driver's peer attributes and NVML's NVLinks), so the text and the JSON say the
  * same things. A part that cannot be read is said so, not fatal: the rest is still true. */
 #ifndef UFORM_REPORT_FACTS_H
 #define UFORM_REPORT_FACTS_H
@@ -20,6 +20,7 @@ typedef struct uform__gpu_link_t {
     int32_t performance_rank;  /* CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: lower is faster */
     int32_t native_atomics;    /* ..._NATIVE_ATOMIC_SUPPORTED */
     int32_t cuda_array_access; /* ..._CUDA_ARRAY_ACCESS_SUPPORTED */
+    int32_t nvlinks;           /* NVML: active NVLinks from this GPU whose far end is the other */
 } uform__gpu_link_t;
 
 typedef struct uform__facts_t {
@@ -36,7 +37,9 @@ typedef struct uform__facts_t {
     char gpu_error[512];
     int32_t **gpu_cpus; /* each GPU's local CPUs (PCI local_cpulist, else its node's), ascending */
     size_t *gpu_cpu_counts;
-    uform__gpu_link_t *links; /* gpu_count x gpu_count, row-major; the diagonal unused */
+    uform__gpu_link_t *links;   /* gpu_count x gpu_count, row-major; the diagonal unused */
+    uform_status_t nvml_status; /* of the NVLink query; nvml_error says why when not OK */
+    char nvml_error[512];
 } uform__facts_t;
 
 /** Gathers the facts. Fails only for the topology (the report's ground) or OUT_OF_MEMORY; the

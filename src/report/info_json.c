@@ -142,6 +142,14 @@ static void write_gpus(uform__writer_t *w, const uform__facts_t *f) {
             uform__put(w, "}");
             any = true;
         }
+        /* NVML, when it could not say which pairs NVLink joins. */
+        if (f->nvml_status != UFORM_STATUS_OK) {
+            uform__put(w, "%s{\"runtime\":\"NVML\",\"status\":\"%s\",\"message\":", any ? "," : ",\"gpus_discovery\":[",
+                       uform_status_name(f->nvml_status));
+            uform__put_json_string(w, f->nvml_error);
+            uform__put(w, "}");
+            any = true;
+        }
         if (any) uform__put(w, "]");
     }
     /* nvidia-smi topo -m: each GPU's node and CPUs, and its links to every other GPU. */
@@ -167,6 +175,8 @@ static void write_gpus(uform__writer_t *w, const uform__facts_t *f) {
             put_tristate(w, link->native_atomics, 1);
             uform__put(w, ",\"cuda_array_access\":");
             put_tristate(w, link->cuda_array_access, 1);
+            uform__put(w, ",\"nvlinks\":");
+            put_tristate(w, link->nvlinks, 0);
             uform__put(w, "}");
             first = false;
         }

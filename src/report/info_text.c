@@ -120,15 +120,17 @@ static void write_nodes(uform__writer_t *w, const uform__facts_t *f) {
     }
 }
 
-/* One cell of the GPU table: X self, P<rank> peer access (+A with native atomics), - none,
- * ? the driver says nothing. */
+/* One cell of the GPU table: X self, NV<n> n active NVLinks (NVML), else P<rank> peer access
+ * (+A with native atomics), - none, ? the driver says nothing. */
 static void link_cell(const uform__facts_t *f, size_t i, size_t j, char *cell, size_t capacity) {
     if (i == j) {
         snprintf(cell, capacity, "X");
         return;
     }
     const uform__gpu_link_t *link = &f->links[i * f->gpu_count + j];
-    if (link->access < 0)
+    if (link->nvlinks > 0)
+        snprintf(cell, capacity, "NV%d", (int)link->nvlinks);
+    else if (link->access < 0)
         snprintf(cell, capacity, "?");
     else if (!link->access)
         snprintf(cell, capacity, "-");
@@ -169,6 +171,9 @@ static void write_gpus(uform__writer_t *w, const uform__facts_t *f) {
             uform__put(w, "  %s: %s%s%s\n", vendors[i].runtime,
                        vendors[i].status != UFORM_STATUS_OK ? uform_status_name(vendors[i].status) : "",
                        vendors[i].status != UFORM_STATUS_OK ? ": " : "", vendors[i].message);
+    /* Why the table has no NVLink cells where NVIDIA GPUs could have them. */
+    if (f->nvml_status != UFORM_STATUS_OK)
+        uform__put(w, "  NVML: %s: %s (NVLinks unknown)\n", uform_status_name(f->nvml_status), f->nvml_error);
     if (!f->gpu_count) return;
     /* nvidia-smi topo -m: a row per GPU, its links to every other, then its node and CPUs. */
     uform__put(w, "GPU topology:\n        ");
@@ -201,8 +206,9 @@ static void write_gpus(uform__writer_t *w, const uform__facts_t *f) {
             uform__put(w, "?");
         uform__put(w, "\n");
     }
-    uform__put(w, "  X self; P<rank> peer access with the driver's performance rank (lower is faster),\n"
-                  "  +A with native atomics; - no peer access; ? the driver does not say\n");
+    uform__put(w, "  X self; NV<n> n active NVLinks to it (NVML); P<rank> peer access with the driver's\n"
+                  "  performance rank (lower is faster), +A with native atomics; - no peer access;\n"
+                  "  ? the driver does not say\n");
 }
 
 void uform__info_write_text(uform__writer_t *w, const uform__facts_t *f) {

@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """`uform info` of a fixture machine, text and JSON, against what the fixture's files say
-(tests/fixtures/synthesize.py wrote them) and what the CUDA double is configured with.
+(tests/fixtures/synthesize.py wrote them) and what the CUDA and NVML doubles are configured with.
 
-usage: check_info_fixtures.py FIXTURE CUDA_DOUBLE [EMULATOR ...] PRINT_INFO
+usage: check_info_fixtures.py FIXTURE NVML CUDA_DOUBLE NVML_DOUBLE [EMULATOR ...] PRINT_INFO
+NVML: `double` (the NVML double, its GPUs the CUDA double's), `absent` (no NVML library) or
+`init_fails` (the double's nvmlInit_v2 answers NVML_ERROR_DRIVER_NOT_LOADED).
 """
 import json
 import os
 import subprocess
 import sys
 
-fixture, double, printer = sys.argv[1], sys.argv[2], sys.argv[3:]
+fixture, nvml, double, nvml_double, printer = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 BUSES = [0x1B, 0x43, 0x52, 0x61, 0x9D, 0xC3, 0xD1, 0xDF]  # the two-socket fixture's GPUs, PCI order
 SOCKET = [list(range(0, 20)) + list(range(40, 60)), list(range(20, 40)) + list(range(60, 80))]
 CONFIGS = {
@@ -21,7 +23,11 @@ CONFIGS = {
     "grace_hopper_gh200": "device pci=0009:01:00.0 cc=9.0 sms=132 memory=96G name=NVIDIA GH200 480GB",
     "container_epyc_cpuset_quota": "",  # a driver that sees no device
 }
-environment = dict(os.environ, UFORM_CUDA_LIBRARY=double, UFORM_CUDA_DOUBLE_CONFIG=CONFIGS[fixture])
+NVML_LIBRARY = {"double": nvml_double, "init_fails": nvml_double,
+                "absent": os.path.join(os.path.dirname(nvml_double), "no-such-libnvidia-ml.so.1")}[nvml]
+NVML_CONFIG = "fault init=NVML_ERROR_DRIVER_NOT_LOADED" if nvml == "init_fails" else ""
+environment = dict(os.environ, UFORM_CUDA_LIBRARY=double, UFORM_CUDA_DOUBLE_CONFIG=CONFIGS[fixture],
+                   UFORM_NVML_LIBRARY=NVML_LIBRARY, UFORM_NVML_DOUBLE_CONFIG=NVML_CONFIG)
 failures = []
 
 
@@ -110,12 +116,28 @@ if fixture == "two_socket_6248_smt":
         expect("GPU %d peers" % i, [link["peer"] for link in row["links"]], [j for j in range(8) if j != i])
         for link in row["links"]:
             same = link["peer"] // 4 == socket
+            # The NVML double gives each pair of a group of four 4 links (min(4, 18 / 3)).
+            nvlinks = (4 if same else 0) if nvml == "double" else None
             expect("GPU %d -> %d" % (i, link["peer"]), link,
                    {"peer": link["peer"], "access": same, "performance_rank": 0, "native_atomics": same,
-                    "cuda_array_access": same})
-        cells = ["X" if j == i else "P0+A" if j // 4 == socket else "-" for j in range(8)]
+                    "cuda_array_access": same, "nvlinks": nvlinks})
+        within = "NV4" if nvml == "double" else "P0+A"
+        cells = ["X" if j == i else within if j // 4 == socket else "-" for j in range(8)]
         has_line("  GPU%-3d" % i + "".join("%-4s  " % c for c in cells) + "%-4d  %s" % (socket, cpulist(SOCKET[socket])))
     has_line("        " + "".join("%-4s  " % ("GPU%d" % j) for j in range(8)) + "NUMA  CPUs")
+    # Without NVML's word the NVLinks are unknown, and the discovery notes say why.
+    notes = [n for n in data.get("gpus_discovery", []) if n["runtime"] == "NVML"]
+    nvml_lines = [line for line in lines if line.startswith("  NVML: ")]
+    if nvml == "double":
+        expect("NVML notes", (notes, nvml_lines), ([], []))
+    else:
+        status, message = {"absent": ("NOT_FOUND", "no NVML: "),
+                           "init_fails": ("DEVICE_FAULT", "nvmlInit_v2: Driver Not Loaded")}[nvml]
+        expect("NVML note", [(n["status"], n["message"][:len(message)]) for n in notes], [(status, message)])
+        expect("NVML text note", [line[:len("  NVML: %s: %s" % (status, message))] for line in nvml_lines],
+               ["  NVML: %s: %s" % (status, message)])
+        if nvml_lines and not nvml_lines[0].endswith(" (NVLinks unknown)"):
+            failures.append("the NVML line does not say the NVLinks are unknown: %r" % nvml_lines[0])
 elif fixture == "grace_hopper_gh200":
     expect("model", cpu["model"], "ARM Neoverse-V2")
     expect("sockets, cores, threads", (cpu["sockets"], cpu["cores"], cpu["threads_per_core"]), (1, 72, 1))
@@ -153,4 +175,4 @@ elif fixture == "container_epyc_cpuset_quota":
 if failures:
     print("\n".join("FAIL: " + f for f in failures))
     sys.exit(1)
-print("info of %s agrees with its fixture (text and JSON)" % fixture)
+print("info of %s (NVML %s) agrees with its fixture (text and JSON)" % (fixture, nvml))
