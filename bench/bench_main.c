@@ -33,6 +33,7 @@ int uform_bench_main(int argc, char **argv) {
         if (starts_with(child, "table:")) return bench_table_child(&o, child + strlen("table:"));
         if (starts_with(child, "threads:")) return bench_threads_child(&o, child + strlen("threads:"));
         if (starts_with(child, "executors:")) return bench_executors_child(&o, child + strlen("executors:"));
+        if (starts_with(child, "pairs:")) return bench_pairs_child(&o, child + strlen("pairs:"));
         if (starts_with(child, "nbody:")) return bench_nbody_child(&o, child + strlen("nbody:"));
         fprintf(stderr, "uform bench: bad %s=%s\n", BENCH_CHILD_ENV, child);
         return 1;
@@ -53,12 +54,18 @@ int uform_bench_main(int argc, char **argv) {
         if (o.parts & (BENCH_PART_TABLE | BENCH_PART_EXECUTORS)) printf("\n");
         failed |= bench_threads_run(&o, self_argv);
     }
-    if (o.parts & BENCH_PART_NBODY) {
+    if (o.parts & BENCH_PART_PAIRS) {
         if (o.parts & (BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_THREADS)) printf("\n");
+        failed |= bench_pairs_run(&o, self_argv);
+    }
+    if (o.parts & BENCH_PART_NBODY) {
+        if (o.parts & (BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_THREADS | BENCH_PART_PAIRS)) printf("\n");
         failed |= bench_nbody_run(&o, self_argv);
     }
     if (o.parts & BENCH_PART_STAGING) {
-        if (o.parts & (BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_THREADS | BENCH_PART_NBODY)) printf("\n");
+        if (o.parts & (BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_THREADS | BENCH_PART_PAIRS |
+                       BENCH_PART_NBODY))
+            printf("\n");
         failed |= bench_staging_run(&o);
     }
     if (o.parts & BENCH_PART_MESH) {

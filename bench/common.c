@@ -166,3 +166,26 @@ void bench_print_table(char (*cells)[BENCH_CELL], size_t rows, size_t columns, i
     print_row(rule, columns, widths, right_from);
     for (size_t r = 1; r < rows; r++) print_row(cells + r * columns, columns, widths, right_from);
 }
+
+/* Prints `text` as lines of at most 100 columns, broken at spaces; lines after the first start
+ * with `indent` (a Markdown list item's continuation). */
+void bench_print_wrapped(char const *text, char const *indent) {
+    size_t const width = 100;
+    size_t column = 0;
+    for (char const *p = text; *p;) {
+        while (*p == ' ') p++;
+        size_t word = strcspn(p, " ");
+        if (!word) break;
+        if (column && column + 1 + word > width) {
+            printf("\n%s", indent);
+            column = strlen(indent);
+        } else if (column) {
+            putchar(' ');
+            column++;
+        }
+        printf("%.*s", (int)word, p);
+        column += word;
+        p += word;
+    }
+    printf("\n");
+}

@@ -41,4 +41,8 @@ void bench_format_ratio(char *out, size_t size, double value, double reference);
 #define BENCH_CELL 48
 void bench_print_table(char (*cells)[BENCH_CELL], size_t rows, size_t columns, int right_from);
 
+/** Prints `text` as lines of at most 100 columns, broken at spaces; lines after the first start
+ *  with `indent` (a Markdown list item's continuation). */
+void bench_print_wrapped(char const *text, char const *indent);
+
 #endif /* UFORM_BENCH_COMMON_H */

@@ -26,6 +26,10 @@ int bench_executors_child(options_t const *o, char const *spec);
 int bench_nbody_run(options_t const *o, char **self_argv);
 int bench_nbody_child(options_t const *o, char const *spec);
 
+/* pairs.c: fork-join in paired rounds, uform SPINNING against every peer and the floor. */
+int bench_pairs_run(options_t const *o, char **self_argv);
+int bench_pairs_child(options_t const *o, char const *spec);
+
 /* staging.c: GPU copies through uform's staging beside the driver's raw copies (in-process). */
 int bench_staging_run(options_t const *o);
 

@@ -17,10 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common.h"
 #include "peers.h"
+#include "rounds.h"
 #include "spawn.h"
 
 #define MAX_CONFIGS 256
@@ -153,9 +153,13 @@ typedef struct nbody_config_t {
 } nbody_config_t;
 
 typedef struct nbody_result_t {
-    int ok;
     double split[2]; /* static, dynamic: ns per step */
 } nbody_result_t;
+
+static int parse_nbody(char const *line, void *out) {
+    nbody_result_t *x = (nbody_result_t *)out;
+    return sscanf(line, "static=%lf dynamic=%lf", &x->split[0], &x->split[1]) == 2 ? 0 : 1;
+}
 
 static int is_reference(nbody_config_t const *c) {
     return !strcmp(c->peer->name, "uform") && c->variant && !strcmp(c->variant, "spinning");
@@ -168,6 +172,7 @@ int bench_nbody_run(options_t const *options, char **self_argv) {
     size_t const *bodies = o.bodies_count ? o.bodies : default_bodies;
     size_t const bodies_count = o.bodies_count ? o.bodies_count : sizeof default_bodies / sizeof *default_bodies;
     static nbody_config_t configs[MAX_CONFIGS];
+    static bench_round_config_t children[MAX_CONFIGS];
     size_t count = 0;
     /* Shape by shape, every pool of a shape back to back (uform SPINNING first). */
     for (size_t t = 0; t < o.threads_count; t++)
@@ -176,52 +181,32 @@ int bench_nbody_run(options_t const *options, char **self_argv) {
             for (size_t p = 0; p < bench_peers_count; p++) {
                 bench_peer_t const *peer = bench_peers[p];
                 if (!bench_peer_selected(&o, peer->name) || (peer->single_thread_only && o.threads[t] > 1)) continue;
-                for (size_t v = 0; v < bench_peer_variant_count(peer) && count < MAX_CONFIGS; v++)
-                    configs[count++] = (nbody_config_t){peer, peer->variants ? peer->variants[v] : NULL, o.threads[t],
-                                                        bodies[b], first};
+                for (size_t v = 0; v < bench_peer_variant_count(peer) && count < MAX_CONFIGS; v++) {
+                    char const *variant = peer->variants ? peer->variants[v] : NULL;
+                    configs[count] = (nbody_config_t){peer, variant, o.threads[t], bodies[b], first};
+                    bench_round_config_t *child = &children[count++];
+                    snprintf(child->spec, sizeof child->spec, "nbody:%s:%s:%zu:%zu", peer->name,
+                             variant ? variant : "-", o.threads[t], bodies[b]);
+                    snprintf(child->label, sizeof child->label, "%s%s%s, %zu threads, %zu bodies", peer->label,
+                             variant ? " " : "", variant ? variant : "", o.threads[t], bodies[b]);
+                    child->prepare = peer->prepare_environment, child->variant = variant;
+                }
             }
         }
     fprintf(stderr, "uform bench --nbody: %zu configurations x %d round%s, about %.0f s\n", count, o.rounds,
             o.rounds == 1 ? "" : "s", (double)count * o.rounds * (0.05 + 2 * (o.warmup + o.duration)));
 
-    static nbody_result_t results[MAX_CONFIGS][MAX_ROUNDS];
-    int const tty = isatty(2);
-    int any_failed = 0;
-    double const started = bench_now_seconds();
-    bench_machine_cpu_t const machine_before = bench_machine_cpu();
-    double const own_before = bench_own_cpu_seconds();
-    for (int r = 0; r < o.rounds; r++)
-        for (size_t c = 0; c < count; c++) {
-            nbody_config_t const *cfg = configs + c;
-            char spec[192], result[512];
-            snprintf(spec, sizeof(spec), "nbody:%s:%s:%zu:%zu", cfg->peer->name, cfg->variant ? cfg->variant : "-",
-                     cfg->threads, cfg->bodies);
-            fprintf(stderr, "%suform bench --nbody: round %d/%d, %zu/%zu: %s%s%s, %zu threads, %zu bodies%s",
-                    tty ? "\r\033[K" : "", r + 1, o.rounds, c + 1, count, cfg->peer->label, cfg->variant ? " " : "",
-                    cfg->variant ? cfg->variant : "", cfg->threads, cfg->bodies, tty ? "" : "\n");
-            bench_outcome_t outcome = bench_spawn(self_argv, spec, cfg->peer->prepare_environment, cfg->variant,
-                                                  o.timeout, result, sizeof(result));
-            nbody_result_t *x = &results[c][r];
-            memset(x, 0, sizeof(*x));
-            if (outcome == BENCH_OUTCOME_OK && sscanf(result, "static=%lf dynamic=%lf", &x->split[0], &x->split[1]) == 2)
-                x->ok = 1;
-            else {
-                if (outcome == BENCH_OUTCOME_OK) outcome = BENCH_OUTCOME_FAILED;
-                if (outcome != BENCH_OUTCOME_SPAWN) any_failed = 1;
-                fprintf(stderr, "%suform bench --nbody: %s%s%s: %s\n", tty ? "\r\033[K" : "", cfg->peer->label,
-                        cfg->variant ? " " : "", cfg->variant ? cfg->variant : "", bench_outcome_text(outcome));
-            }
-        }
-    double const wall = bench_now_seconds() - started;
-    bench_machine_cpu_t const machine_after = bench_machine_cpu();
-    double const own = bench_own_cpu_seconds() - own_before;
-    fprintf(stderr, "%suform bench --nbody: done in %.0f s\n", tty ? "\r\033[K" : "", wall);
+    static nbody_result_t results[MAX_CONFIGS * MAX_ROUNDS];
+    static int ok[MAX_CONFIGS * MAX_ROUNDS];
+    bench_rounds_t run = {.part = "--nbody", .configs = children, .count = count, .rounds = o.rounds, .alternate = 0,
+                          .parse = parse_nbody, .results = results, .result_size = sizeof *results, .ok = ok};
+    bench_rounds_run(&o, self_argv, &run);
 
     printf("## uform bench --nbody (%s)\n\n", o.quick ? "quick" : "full");
     bench_print_machine();
     printf("- settings: %d round%s (fresh processes), each split timed %.2g s after %.2g s warm-up\n", o.rounds,
            o.rounds == 1 ? "" : "s", o.duration, o.warmup);
-    bench_print_load(machine_before, machine_after, own, wall);
+    bench_rounds_print_load(&run);
     printf("\n");
     static char cells[(MAX_CONFIGS + 1) * 7][BENCH_CELL];
     size_t const columns = 7;
@@ -240,10 +225,11 @@ int bench_nbody_run(options_t const *options, char **self_argv) {
             double times[MAX_ROUNDS], ratios[MAX_ROUNDS];
             size_t n = 0, paired = 0;
             for (int r = 0; r < o.rounds; r++) {
-                nbody_result_t const *mine = &results[c][r], *theirs = &results[cfg->reference][r];
-                if (!mine->ok || isnan(mine->split[split])) continue;
+                nbody_result_t const *mine = bench_rounds_result(&run, c, r);
+                nbody_result_t const *theirs = bench_rounds_result(&run, cfg->reference, r);
+                if (!mine || isnan(mine->split[split])) continue;
                 times[n++] = mine->split[split];
-                if (theirs->ok && is_reference(&configs[cfg->reference]) && theirs->split[split] > 0)
+                if (theirs && is_reference(&configs[cfg->reference]) && theirs->split[split] > 0)
                     ratios[paired++] = mine->split[split] / theirs->split[split];
             }
             char *time = CELL(rows, 3 + 2 * split), *ratio = CELL(rows, 4 + 2 * split);
@@ -257,7 +243,7 @@ int bench_nbody_run(options_t const *options, char **self_argv) {
     printf("\nTime per step (one fork-join of `bodies` items, each O(bodies)), median over rounds; \"/ uform "
            "spin\" is the median over rounds of this pool's time over uform SPINNING's in the same round (above "
            "1: uform is faster). \"-\": the pool has no dynamic split.\n");
-    if (any_failed) printf("\nSome configurations FAILED the bit-exact check, crashed or hung; see stderr.\n");
+    if (run.any_failed) printf("\nSome configurations FAILED the bit-exact check, crashed or hung; see stderr.\n");
     fflush(stdout);
-    return any_failed;
+    return run.any_failed;
 }

@@ -9,7 +9,7 @@
 
 void bench_print_usage(FILE *out, char const *program) {
     fprintf(out,
-            "usage: %s [--quick | --full] [--table] [--executors] [--threads] [--nbody] [options]\n"
+            "usage: %s [--quick | --full] [--table] [--executors] [--threads] [--pairs] [--nbody] [options]\n"
             "Measures uform's host executor beside OpenMP, pthreadpool, oneTBB, ForkUnion and a serial loop;\n"
             "prints Markdown tables on stdout, progress on stderr. Timings never fail the run.\n"
             "Parts (default: --table, --executors and --staging):\n"
@@ -23,6 +23,10 @@ void bench_print_usage(FILE *out, char const *program) {
             "                     beside every process reading every other's facts\n"
             "  --threads          fork-join cost from 1 thread to 4x the cores (1, 2, 4, ...),\n"
             "                     empty and with a little work, uform beside the peers\n"
+            "  --pairs            fork-join in paired rounds (default 11): uform SPINNING and every peer\n"
+            "                     back to back in each round, order alternating, beside the floor (two\n"
+            "                     pinned threads); per-round ratios and their median, at --counts N\n"
+            "                     threads (default 2)\n"
             "  --nbody            ForkUnion's N-body shape (one fork-join of n bodies per step), static\n"
             "                     and dynamic split; --bodies A,B,.. (default 16,128,1024) at --counts\n"
             "                     threads (default: the cores)\n"
@@ -111,6 +115,10 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
             o->parts |= BENCH_PART_STAGING;
             continue;
         }
+        if (strcmp(a, "--pairs") == 0) {
+            o->parts |= BENCH_PART_PAIRS;
+            continue;
+        }
         if (strcmp(a, "--nbody") == 0) {
             o->parts |= BENCH_PART_NBODY;
             continue;
@@ -141,7 +149,7 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
             return 2;
         }
         i++;
-        if (strcmp(a, "--rounds") == 0) o->rounds = atoi(v);
+        if (strcmp(a, "--rounds") == 0) o->rounds = atoi(v), o->rounds_given = 1;
         else if (strcmp(a, "--warmup") == 0) o->warmup = atof(v);
         else if (strcmp(a, "--duration") == 0) o->duration = atof(v);
         else if (strcmp(a, "--reduce-mib") == 0) o->reduce_mib = (size_t)atol(v);

@@ -413,29 +413,6 @@ enum { COLUMNS = 14 };
 static void print_targets(options_t const *options, row_t const *rows, size_t config_count,
                           char (*cells)[COLUMNS][BENCH_CELL], size_t cores);
 
-/* Prints `text` as lines of at most 100 columns, broken at spaces; lines after the first start
- * with `indent` (a Markdown list item's continuation). */
-static void print_wrapped(char const *text, char const *indent) {
-    size_t const width = 100;
-    size_t column = 0;
-    for (char const *p = text; *p;) {
-        while (*p == ' ') p++;
-        size_t word = strcspn(p, " ");
-        if (!word) break;
-        if (column && column + 1 + word > width) {
-            printf("\n%s", indent);
-            column = strlen(indent);
-        } else if (column) {
-            putchar(' ');
-            column++;
-        }
-        printf("%.*s", (int)word, p);
-        column += word;
-        p += word;
-    }
-    printf("\n");
-}
-
 static double field(row_t const *row, size_t offset) {
     return row ? *(double const *)((char const *)&row->m + offset) : NAN;
 }
@@ -555,7 +532,7 @@ int bench_table_run(options_t const *options, char **self_argv) {
              "idle), idle %.2g s",
              o.rounds, o.rounds == 1 ? "" : "s", o.duration, o.warmup, o.reduce_mib, o.passes, o.wake_idle * 1e3,
              o.wake_samples, o.short_idle * 1e6, o.idle_seconds);
-    print_wrapped(text, "  ");
+    bench_print_wrapped(text, "  ");
     bench_print_load(machine_before, machine_after, own, wall);
     printf("\n");
 
@@ -635,7 +612,7 @@ int bench_table_run(options_t const *options, char **self_argv) {
                  "targets.",
                  o.wake_idle * 1e3, o.reduce_mib);
     }
-    print_wrapped(text, "");
+    bench_print_wrapped(text, "");
 
     /* The project's own targets, as figures and a verdict each (--targets: what bench/RESULTS.md
      * records); informational, never the exit status. */

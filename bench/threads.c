@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common.h"
 #include "peers.h"
+#include "rounds.h"
 #include "spawn.h"
 #include "work.h"
 
@@ -122,6 +122,13 @@ typedef struct sweep_result_t {
     double empty, eshare, work, wshare, item;
 } sweep_result_t;
 
+static int parse_sweep(char const *line, void *out) {
+    sweep_result_t *x = (sweep_result_t *)out;
+    x->ok = sscanf(line, "empty=%lf eshare=%lf work=%lf wshare=%lf item=%lf", &x->empty, &x->eshare, &x->work,
+                   &x->wshare, &x->item) == 5;
+    return !x->ok;
+}
+
 static void add_count(options_t *o, size_t n) {
     for (size_t i = 0; i < o->threads_count; i++)
         if (o->threads[i] == n) return;
@@ -145,53 +152,33 @@ int bench_threads_run(options_t const *options, char **self_argv) {
         qsort(o.threads, o.threads_count, sizeof(size_t), compare_sizes);
     }
     static sweep_config_t configs[MAX_CONFIGS];
+    static bench_round_config_t children[MAX_CONFIGS];
     size_t count = 0;
     /* Rows by pool and variant; thread counts across. */
     for (size_t p = 0; p < bench_peers_count; p++) {
         bench_peer_t const *peer = bench_peers[p];
         if (!bench_peer_selected(&o, peer->name) || peer->single_thread_only) continue;
         for (size_t v = 0; v < bench_peer_variant_count(peer); v++)
-            for (size_t t = 0; t < o.threads_count && count < MAX_CONFIGS; t++)
-                configs[count++] = (sweep_config_t){peer, peer->variants ? peer->variants[v] : NULL, o.threads[t]};
+            for (size_t t = 0; t < o.threads_count && count < MAX_CONFIGS; t++) {
+                char const *variant = peer->variants ? peer->variants[v] : NULL;
+                configs[count] = (sweep_config_t){peer, variant, o.threads[t]};
+                bench_round_config_t *child = &children[count++];
+                snprintf(child->spec, sizeof child->spec, "threads:%s:%s:%zu", peer->name, variant ? variant : "-",
+                         o.threads[t]);
+                snprintf(child->label, sizeof child->label, "%s%s%s, %zu threads", peer->label, variant ? " " : "",
+                         variant ? variant : "", o.threads[t]);
+                child->prepare = peer->prepare_environment, child->variant = variant;
+            }
     }
     fprintf(stderr, "uform bench --threads: %zu configurations x %d round%s, about %.0f s\n", count, o.rounds,
             o.rounds == 1 ? "" : "s", (double)count * o.rounds * (0.05 + 2 * (o.warmup + o.duration)));
 
-    static sweep_result_t results[MAX_CONFIGS][MAX_ROUNDS];
-    int const tty = isatty(2);
-    int any_failed = 0;
-    double const started = bench_now_seconds();
-    bench_machine_cpu_t const machine_before = bench_machine_cpu();
-    double const own_before = bench_own_cpu_seconds();
-    for (int r = 0; r < o.rounds; r++)
-        for (size_t c = 0; c < count; c++) {
-            sweep_config_t const *cfg = configs + c;
-            char spec[192], result[512];
-            snprintf(spec, sizeof(spec), "threads:%s:%s:%zu", cfg->peer->name, cfg->variant ? cfg->variant : "-",
-                     cfg->threads);
-            fprintf(stderr, "%suform bench --threads: round %d/%d, %zu/%zu: %s%s%s, %zu threads%s", tty ? "\r\033[K" : "",
-                    r + 1, o.rounds, c + 1, count, cfg->peer->label, cfg->variant ? " " : "",
-                    cfg->variant ? cfg->variant : "", cfg->threads, tty ? "" : "\n");
-            bench_outcome_t outcome = bench_spawn(self_argv, spec, cfg->peer->prepare_environment, cfg->variant,
-                                                  o.timeout, result, sizeof(result));
-            sweep_result_t *x = &results[c][r];
-            memset(x, 0, sizeof(*x));
-            if (outcome == BENCH_OUTCOME_OK &&
-                sscanf(result, "empty=%lf eshare=%lf work=%lf wshare=%lf item=%lf", &x->empty, &x->eshare, &x->work,
-                       &x->wshare, &x->item) == 5)
-                x->ok = 1;
-            else {
-                if (outcome == BENCH_OUTCOME_OK) outcome = BENCH_OUTCOME_FAILED;
-                if (outcome != BENCH_OUTCOME_SPAWN) any_failed = 1;
-                fprintf(stderr, "%suform bench --threads: %s%s%s at %zu threads: %s\n", tty ? "\r\033[K" : "",
-                        cfg->peer->label, cfg->variant ? " " : "", cfg->variant ? cfg->variant : "", cfg->threads,
-                        bench_outcome_text(outcome));
-            }
-        }
-    double const wall = bench_now_seconds() - started;
-    bench_machine_cpu_t const machine_after = bench_machine_cpu();
-    double const own = bench_own_cpu_seconds() - own_before;
-    fprintf(stderr, "%suform bench --threads: done in %.0f s\n", tty ? "\r\033[K" : "", wall);
+    static sweep_result_t results[MAX_CONFIGS * MAX_ROUNDS];
+    static int ok[MAX_CONFIGS * MAX_ROUNDS];
+    bench_rounds_t run = {.part = "--threads", .configs = children, .count = count, .rounds = o.rounds, .alternate = 0,
+                          .parse = parse_sweep, .results = results, .result_size = sizeof *results, .ok = ok};
+    bench_rounds_run(&o, self_argv, &run);
+    int const any_failed = run.any_failed;
 
     /* Medians over rounds. */
     static sweep_result_t medians[MAX_CONFIGS];
@@ -201,10 +188,10 @@ int bench_threads_run(options_t const *options, char **self_argv) {
         double v[4][MAX_ROUNDS];
         size_t n = 0;
         for (int r = 0; r < o.rounds; r++)
-            if (results[c][r].ok) {
-                v[0][n] = results[c][r].empty, v[1][n] = results[c][r].eshare;
-                v[2][n] = results[c][r].work, v[3][n] = results[c][r].wshare;
-                items[items_count++] = results[c][r].item;
+            if (bench_rounds_result(&run, c, r)) {
+                sweep_result_t const *x = bench_rounds_result(&run, c, r);
+                v[0][n] = x->empty, v[1][n] = x->eshare, v[2][n] = x->work, v[3][n] = x->wshare;
+                items[items_count++] = x->item;
                 n++;
             }
         medians[c].ok = n > 0;
@@ -218,7 +205,7 @@ int bench_threads_run(options_t const *options, char **self_argv) {
     printf("- settings: %d round%s (median of fresh processes), each call timed %.2g s after %.2g s warm-up; one "
            "item of work: %d xorshift steps, %.0f ns serially (median)\n",
            o.rounds, o.rounds == 1 ? "" : "s", o.duration, o.warmup, BENCH_WORK_STEPS, item_ns);
-    bench_print_load(machine_before, machine_after, own, wall);
+    bench_rounds_print_load(&run);
 
     for (int table = 0; table < 2; table++) {
         printf("\n### %s\n\n", table ? "for_n of N = threads items, each with a little work (time per call)"

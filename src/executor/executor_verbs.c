@@ -1,6 +1,7 @@
 /* The public verbs: validate, build a job, and run it synchronously (fork-join on the caller)
  * or queue it (deferred). All four verbs share one path so contention, fork and re-entrancy
  * rules can't differ between them. */
+#include <stddef.h>
 #include <stdio.h>
 
 #include "core/error.h"
@@ -71,36 +72,67 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
     return job->kind == UFORM_JOB_BODY ? status : call_failed(job, status, caller);
 }
 
+/** A fork-join verb's job, every field stored explicitly: a `= {...}` initializer zeroes the
+ *  whole struct, which gcc does with `rep stos`, a few nanoseconds on every call (measured on the
+ *  1-thread path, where it was 15% of the call). The assertion makes whoever adds a field come
+ *  here. */
+static inline void job_init(uform__job_t *job, uform__job_kind_t kind, size_t n, size_t first, void *function,
+                            void *context, size_t total) {
+    _Static_assert(sizeof(uform__job_t) == offsetof(uform__job_t, n) + 16 * sizeof(size_t),
+                   "a new job field: initialise it in job_init");
+    job->kind = kind;
+    job->saturating = false;
+    job->n = n;
+    job->first = first;
+    job->function = function;
+    job->context = context;
+    job->progress = NULL;
+    job->done = NULL;
+    job->total = total;
+    job->progress_step = 0;
+    job->quotient = 0;
+    job->remainder = 0;
+    job->cancel = NULL;
+    job->cancel_handle = NULL;
+    job->progress_context = NULL;
+    job->body = NULL;
+    job->arguments = NULL;
+    job->arguments_bytes = 0;
+}
+
 uform_status_t uform_executor_for_n(uform_executor_t *executor, const uform_call_t *call, size_t n, uform_task_t task,
                                     void *context) {
-    uform__job_t job = {.kind = UFORM_JOB_FOR_N, .n = n, .function = (void *)task, .context = context, .total = n};
+    uform__job_t job;
+    job_init(&job, UFORM_JOB_FOR_N, n, 0, (void *)task, context, n);
     return uform__run_call(executor, call, &job, "uform_executor_for_n");
 }
 
 uform_status_t uform_executor_for_n_dynamic(uform_executor_t *executor, const uform_call_t *call, size_t n,
                                             uform_task_t task, void *context) {
-    uform__job_t job = {.kind = UFORM_JOB_FOR_N_DYNAMIC, .n = n, .function = (void *)task, .context = context, .total = n};
+    uform__job_t job;
+    job_init(&job, UFORM_JOB_FOR_N_DYNAMIC, n, 0, (void *)task, context, n);
     return uform__run_call(executor, call, &job, "uform_executor_for_n_dynamic");
 }
 
 uform_status_t uform_executor_for_threads(uform_executor_t *executor, const uform_call_t *call, uform_task_t task,
                                           void *context) {
     /* The thread count is read once the call is counted in (see run and the deferred submission). */
-    uform__job_t job = {.kind = UFORM_JOB_FOR_THREADS, .n = 1, .function = (void *)task, .context = context,
-                        .total = 1};
+    uform__job_t job;
+    job_init(&job, UFORM_JOB_FOR_THREADS, 1, 0, (void *)task, context, 1);
     return uform__run_call(executor, call, &job, "uform_executor_for_threads");
 }
 
 uform_status_t uform_executor_for_slices(uform_executor_t *executor, const uform_call_t *call, size_t n,
                                          uform_slice_t slice, void *context) {
-    uform__job_t job = {.kind = UFORM_JOB_FOR_SLICES, .n = n, .function = (void *)slice, .context = context, .total = n};
+    uform__job_t job;
+    job_init(&job, UFORM_JOB_FOR_SLICES, n, 0, (void *)slice, context, n);
     return uform__run_call(executor, call, &job, "uform_executor_for_slices");
 }
 
 uform_status_t uform__test_for_n_dynamic_from(uform_executor_t *executor, size_t first, size_t n, uform_task_t task,
                                               void *context) {
     if (first > n) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "first %zu is past n %zu", first, n);
-    uform__job_t job = {.kind = UFORM_JOB_FOR_N_DYNAMIC, .n = n, .first = first, .function = (void *)task,
-                        .context = context, .total = n - first};
+    uform__job_t job;
+    job_init(&job, UFORM_JOB_FOR_N_DYNAMIC, n, first, (void *)task, context, n - first);
     return uform__run_call(executor, NULL, &job, "uform__test_for_n_dynamic_from");
 }

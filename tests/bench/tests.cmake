@@ -5,3 +5,9 @@ if(TARGET uform-bench AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME bench.table_layout COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_table.sh $<TARGET_FILE:uform-bench>)
   set_tests_properties(bench.table_layout PROPERTIES LABELS bench TIMEOUT 120)
 endif()
+
+# `uform bench --pairs`: the paired-rounds table, laid out as documented (check_pairs.sh).
+if(TARGET uform-bench AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME bench.pairs_layout COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_pairs.sh $<TARGET_FILE:uform-bench>)
+  set_tests_properties(bench.pairs_layout PROPERTIES LABELS bench TIMEOUT 120)
+endif()

@@ -1,0 +1,310 @@
+/*
+ * `uform bench --pairs`: fork-join cost in paired rounds, the comparison to trust on machines
+ * whose cross-core latency changes from minute to minute (the KVM guests this project is built
+ * on switch between a fast and a slow mode every few seconds). In every round each pool runs
+ * once in a fresh process, uform SPINNING and every peer back to back, the order reversed every
+ * other round, beside the floor: two pinned threads passing a line back and forth and each
+ * bumping its own slot, which is what a 2-item fork-join does on top of any pool. A child
+ * times ~2 ms batches of calls and reports its best batch (the machine's fast moments, where
+ * the pool's own cost shows) and its median batch. Each pool's figure is then its time over
+ * uform's, or uform's over the floor's, taken within each round, and the median over rounds.
+ */
+#include "modes.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "peers.h"
+#include "rounds.h"
+#include "spawn.h"
+#include "work.h"
+
+#define MAX_CONFIGS 64
+#define MAX_ROUNDS 64
+#define MAX_BATCHES 4096
+#define BATCH_SECONDS 0.002
+
+static inline void relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* ---- the floor: two pinned threads, one line each way, a slot each ------------------------- */
+
+typedef struct floor_t {
+    _Alignas(128) _Atomic size_t ping;
+    _Alignas(128) _Atomic size_t pong;
+    _Alignas(128) _Atomic int stop;
+    bench_work_slot_t slots[2];
+} floor_t;
+
+static void pin_self(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static int floor_cpus[2];
+
+static void *floor_answer(void *argument) {
+    floor_t *f = (floor_t *)argument;
+    pin_self(floor_cpus[1]);
+    size_t seen = 0;
+    for (;;) {
+        size_t value;
+        while ((value = atomic_load_explicit(&f->ping, memory_order_acquire)) == seen) {
+            if (atomic_load_explicit(&f->stop, memory_order_relaxed)) return NULL;
+            relax();
+        }
+        seen = value;
+        bench_work_empty_item(f->slots, 1);
+        atomic_store_explicit(&f->pong, value, memory_order_release);
+    }
+}
+
+/* One "call" of the floor: the same as a 2-item fork-join's work, with no pool around it. */
+static int floor_call(floor_t *f, size_t *calls) {
+    size_t call = ++*calls;
+    atomic_store_explicit(&f->ping, call, memory_order_release);
+    bench_work_empty_item(f->slots, 0);
+    while (atomic_load_explicit(&f->pong, memory_order_acquire) != call) relax();
+    return bench_work_check(f->slots, 2, call, "floor");
+}
+
+/* ---- a child: batches of calls, the best and the median ---------------------------------- */
+
+typedef struct caller_t {
+    int (*call)(void *state, size_t *calls);
+    void *state;
+} caller_t;
+
+static int time_batches(options_t const *o, caller_t const *c, double *best_ns, double *median_ns) {
+    size_t calls = 0, warm = 0;
+    int failed = 0;
+    double start = bench_now_seconds(), elapsed = 0;
+    while (!failed && (elapsed = bench_now_seconds() - start) < o->warmup) failed |= c->call(c->state, &calls), warm++;
+    size_t batch = warm && elapsed > 0 ? (size_t)(BATCH_SECONDS * (double)warm / elapsed) : 1;
+    if (batch < 1) batch = 1;
+    static double per_call[MAX_BATCHES];
+    size_t batches = 0;
+    double const until = bench_now_seconds() + o->duration;
+    while (!failed && batches < MAX_BATCHES && bench_now_seconds() < until) {
+        double t0 = bench_now_seconds();
+        for (size_t k = 0; k < batch && !failed; k++) failed |= c->call(c->state, &calls);
+        per_call[batches++] = (bench_now_seconds() - t0) / (double)batch * 1e9;
+    }
+    double best = INFINITY;
+    for (size_t i = 0; i < batches; i++) best = fmin(best, per_call[i]);
+    *best_ns = batches ? best : NAN;
+    *median_ns = bench_median(per_call, batches);
+    return failed;
+}
+
+typedef struct pool_state_t {
+    bench_peer_t const *peer;
+    void *pool;
+    size_t items;
+    bench_work_slot_t *slots;
+} pool_state_t;
+
+static int pool_call(void *state, size_t *calls) {
+    pool_state_t *p = (pool_state_t *)state;
+    int failed = p->peer->fork_join(p->pool, p->items, bench_work_empty_item, p->slots);
+    return failed | bench_work_check(p->slots, p->items, ++*calls, "fork-join");
+}
+
+static int floor_caller(void *state, size_t *calls) { return floor_call((floor_t *)state, calls); }
+
+static int measure_floor(options_t const *o, double *best, double *median) {
+    cpu_set_t mine;
+    sched_getaffinity(0, sizeof mine, &mine);
+    int found = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; cpu++)
+        if (CPU_ISSET(cpu, &mine)) floor_cpus[found++] = cpu;
+    if (found < 2) {
+        fprintf(stderr, "uform bench --pairs: the floor needs two CPUs\n");
+        return 1;
+    }
+    static floor_t f;
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, floor_answer, &f) != 0) return 1;
+    pin_self(floor_cpus[0]);
+    caller_t c = {floor_caller, &f};
+    int failed = time_batches(o, &c, best, median);
+    atomic_store(&f.stop, 1);
+    pthread_join(thread, NULL);
+    return failed;
+}
+
+int bench_pairs_child(options_t const *o, char const *spec) {
+    char name[64], variant[64];
+    size_t threads = 0;
+    if (sscanf(spec, "%63[^:]:%63[^:]:%zu", name, variant, &threads) != 3 || !threads) {
+        fprintf(stderr, "uform bench: bad pairs spec %s\n", spec);
+        return 1;
+    }
+    double best = NAN, median = NAN;
+    int failed;
+    if (!strcmp(name, "floor")) {
+        failed = measure_floor(o, &best, &median);
+    } else {
+        bench_peer_t const *peer = bench_find_peer(name);
+        char const *v = strcmp(variant, "-") == 0 ? NULL : variant;
+        char error[512] = "";
+        void *pool = peer ? peer->create(threads, v, error, sizeof(error)) : NULL;
+        if (!pool) {
+            fprintf(stderr, "uform bench: %s: %s\n", name, error[0] ? error : "no such pool or create failed");
+            return 1;
+        }
+        bench_work_slot_t *slots = aligned_alloc(128, sizeof(bench_work_slot_t) * threads);
+        memset(slots, 0, sizeof(bench_work_slot_t) * threads);
+        pool_state_t state = {peer, pool, threads, slots};
+        caller_t c = {pool_call, &state};
+        failed = time_batches(o, &c, &best, &median);
+        peer->destroy(pool);
+        free(slots);
+    }
+    if (failed) return 1;
+    char line[128];
+    snprintf(line, sizeof(line), "best=%.6g median=%.6g", best, median);
+    bench_print_result(line);
+    return 0;
+}
+
+/* ---- the parent ---------------------------------------------------------------------------- */
+
+typedef struct pair_result_t {
+    double best, median;
+} pair_result_t;
+
+static int parse_pair(char const *line, void *out) {
+    pair_result_t *x = (pair_result_t *)out;
+    return sscanf(line, "best=%lf median=%lf", &x->best, &x->median) == 2 ? 0 : 1;
+}
+
+/* The median over rounds of a[r] / b[r] where both ran, with its range; how many pairs. */
+static size_t ratio_of(bench_rounds_t const *run, size_t a, size_t b, int use_median, double *median, double *low,
+                       double *high) {
+    double ratios[MAX_ROUNDS];
+    size_t n = 0;
+    for (int r = 0; r < run->rounds; r++) {
+        pair_result_t const *x = bench_rounds_result(run, a, r), *y = bench_rounds_result(run, b, r);
+        double u = x ? (use_median ? x->median : x->best) : NAN, v = y ? (use_median ? y->median : y->best) : NAN;
+        if (u > 0 && v > 0) ratios[n++] = u / v;
+    }
+    *low = INFINITY, *high = -INFINITY;
+    for (size_t i = 0; i < n; i++) *low = fmin(*low, ratios[i]), *high = fmax(*high, ratios[i]);
+    *median = bench_median(ratios, n);
+    return n;
+}
+
+static double median_of(bench_rounds_t const *run, size_t c, int use_median) {
+    double values[MAX_ROUNDS];
+    size_t n = 0;
+    for (int r = 0; r < run->rounds; r++) {
+        pair_result_t const *x = bench_rounds_result(run, c, r);
+        if (x) values[n++] = use_median ? x->median : x->best;
+    }
+    return bench_median(values, n);
+}
+
+int bench_pairs_run(options_t const *options, char **self_argv) {
+    options_t o = *options;
+    if (!o.rounds_given) o.rounds = o.quick ? 3 : 11;
+    size_t const threads = o.threads_count ? o.threads[0] : 2;
+    if (o.threads_count > 1) fprintf(stderr, "uform bench --pairs: measures one thread count, %zu\n", threads);
+    static bench_round_config_t children[MAX_CONFIGS];
+    static char const *names[MAX_CONFIGS];
+    size_t count = 0, reference = SIZE_MAX, floor = SIZE_MAX;
+    for (size_t p = 0; p < bench_peers_count; p++) {
+        bench_peer_t const *peer = bench_peers[p];
+        int is_uform = !strcmp(peer->name, "uform");
+        if ((!is_uform && !bench_peer_selected(&o, peer->name)) || peer->single_thread_only) continue;
+        for (size_t v = 0; v < bench_peer_variant_count(peer) && count < MAX_CONFIGS - 1; v++) {
+            char const *variant = peer->variants ? peer->variants[v] : NULL;
+            if (is_uform && variant && !strcmp(variant, "spinning")) reference = count; /* every ratio's reference */
+            bench_round_config_t *child = &children[count];
+            snprintf(child->spec, sizeof child->spec, "pairs:%s:%s:%zu", peer->name, variant ? variant : "-", threads);
+            snprintf(child->label, sizeof child->label, "%s%s%s", peer->label, variant ? " " : "", variant ? variant : "");
+            child->prepare = peer->prepare_environment, child->variant = variant;
+            names[count++] = child->label;
+        }
+    }
+    if (bench_usable_cores() >= 2) {
+        floor = count;
+        bench_round_config_t *child = &children[count];
+        snprintf(child->spec, sizeof child->spec, "pairs:floor:-:2");
+        snprintf(child->label, sizeof child->label, "floor (two pinned threads)");
+        names[count++] = child->label;
+    }
+    fprintf(stderr, "uform bench --pairs: %zu configurations x %d rounds, about %.0f s\n", count, o.rounds,
+            (double)count * o.rounds * (0.05 + o.warmup + o.duration));
+    static pair_result_t results[MAX_CONFIGS * MAX_ROUNDS];
+    static int ok[MAX_CONFIGS * MAX_ROUNDS];
+    bench_rounds_t run = {.part = "--pairs", .configs = children, .count = count, .rounds = o.rounds, .alternate = 1,
+                          .parse = parse_pair, .results = results, .result_size = sizeof *results, .ok = ok};
+    bench_rounds_run(&o, self_argv, &run);
+
+    printf("## uform bench --pairs (%s)\n\n", o.quick ? "quick" : "full");
+    bench_print_machine();
+    char text[1024];
+    snprintf(text, sizeof text,
+             "- settings: %d rounds, %zu threads, each pool in a fresh process per round, the order reversed every "
+             "other round; %.2g s of %.0f ms batches after %.2g s warm-up",
+             o.rounds, threads, o.duration, BATCH_SECONDS * 1e3, o.warmup);
+    bench_print_wrapped(text, "  ");
+    bench_rounds_print_load(&run);
+    printf("\n");
+    enum { COLUMNS = 7 };
+    static char cells[(MAX_CONFIGS + 1) * COLUMNS][BENCH_CELL];
+#define CELL(row, column) cells[(row) * COLUMNS + (column)]
+    static char const *const headers[COLUMNS] = {"pool",          "best batch", "uform / pool", "range",
+                                                 "median batch", "uform / pool", "/ floor"};
+    for (size_t k = 0; k < COLUMNS; k++) snprintf(CELL(0, k), BENCH_CELL, "%s", headers[k]);
+    for (size_t c = 0; c < count; c++) {
+        snprintf(CELL(c + 1, 0), BENCH_CELL, "%s", names[c]);
+        bench_format_time(CELL(c + 1, 1), BENCH_CELL, median_of(&run, c, 0));
+        bench_format_time(CELL(c + 1, 4), BENCH_CELL, median_of(&run, c, 1));
+        double m, lo, hi;
+        for (int use_median = 0; use_median < 2; use_median++) {
+            char *cell = CELL(c + 1, use_median ? 5 : 2);
+            size_t n = reference != SIZE_MAX && c != reference && c != floor
+                           ? ratio_of(&run, reference, c, use_median, &m, &lo, &hi)
+                           : 0;
+            if (n) snprintf(cell, BENCH_CELL, "%.2f", m);
+            else snprintf(cell, BENCH_CELL, "-");
+            if (!use_median) {
+                if (n) snprintf(CELL(c + 1, 3), BENCH_CELL, "%.2f-%.2f (%zu)", lo, hi, n);
+                else snprintf(CELL(c + 1, 3), BENCH_CELL, "-");
+            }
+        }
+        size_t n = floor != SIZE_MAX && c != floor ? ratio_of(&run, c, floor, 0, &m, &lo, &hi) : 0;
+        if (n) snprintf(CELL(c + 1, 6), BENCH_CELL, "%.2f", m);
+        else snprintf(CELL(c + 1, 6), BENCH_CELL, "-");
+    }
+    bench_print_table(cells, count + 1, COLUMNS, 1);
+#undef CELL
+    snprintf(text, sizeof text,
+             "Fork-join of %zu items on %zu threads, each item bumping its own 128-byte slot, checked after every "
+           "call. best / median batch: the median over rounds of each process's best and median %.0f ms batch, "
+           "per call. uform / pool: uform SPINNING's time over this pool's in the same round, the median over "
+           "rounds (below 1: uform is faster), with its range and the number of paired rounds; the first from "
+           "best batches, the second from median batches. / floor: this pool's best batch over the floor's in "
+           "the same round (the floor: two pinned threads exchanging a line and bumping a slot each, no pool).",
+           threads, threads, BATCH_SECONDS * 1e3);
+    printf("\n");
+    bench_print_wrapped(text, "");
+    if (run.any_failed) printf("\nSome configurations FAILED a correctness check, crashed or hung; see stderr.\n");
+    fflush(stdout);
+    return run.any_failed;
+}
