@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "gpu/cuda/cuda_abi.h"
+#include "gpu/host_function_gate.h"
 #include "test.h"
 
 typedef struct cuda_double_t {
@@ -44,30 +45,6 @@ static inline cuda_double_t cuda_double_open(const char *config) {
     UFORM_CUDA_EXECUTION_ENTRY_POINTS(CUDA_DOUBLE_BIND_)
 #undef CUDA_DOUBLE_BIND_
     return cu;
-}
-
-/** A gate a host function can wait on inside a stream, so a test holds the stream's work back. */
-typedef struct gate_t {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    int open;
-} gate_t;
-
-#define GATE_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0}
-
-static inline void gate_wait(void *argument) {
-    gate_t *gate = argument;
-    pthread_mutex_lock(&gate->lock);
-    while (!gate->open) pthread_cond_wait(&gate->changed, &gate->lock);
-    pthread_mutex_unlock(&gate->lock);
-}
-
-static inline void gate_open(void *argument) {
-    gate_t *gate = argument;
-    pthread_mutex_lock(&gate->lock);
-    gate->open = 1;
-    pthread_cond_broadcast(&gate->changed);
-    pthread_mutex_unlock(&gate->lock);
 }
 
 #endif

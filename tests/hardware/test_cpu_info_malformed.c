@@ -7,29 +7,7 @@
 
 #include "fixture.h"
 #include "hardware/cpu_info.h"
-
-static char root[256];
-
-static void put(const char *path, const char *text) {
-    char full[1024];
-    snprintf(full, sizeof full, "%s/%s", root, path);
-    for (char *p = full + strlen(root) + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(full, 0755);
-            *p = '/';
-        }
-    FILE *f = fopen(full, "w");
-    CHECK(f != NULL);
-    fputs(text, f);
-    fclose(f);
-}
-
-static void remove_tree(void) {
-    char command[512];
-    snprintf(command, sizeof command, "rm -rf '%s'", root);
-    CHECK_EQ_INT(system(command), 0);
-}
+#include "scratch_tree.h"
 
 #define CPU "sys/devices/system/cpu/cpu"
 

@@ -28,4 +28,11 @@ static inline void hip_device_init(uform__gpu_device_t *device, const uform__gpu
     device->ordinal = vendor_ordinal;
 }
 
+/** The same record, opened. */
+static inline void hip_device_open(uform__gpu_device_t *device, const uform__gpu_backend_t *backend,
+                                   int32_t vendor_ordinal) {
+    hip_device_init(device, backend, vendor_ordinal);
+    CHECK_OK(backend->open(device));
+}
+
 #endif

@@ -16,8 +16,7 @@ int main(void) {
     use_hip_double("device memory=64M name=only");
     const uform__gpu_backend_t *backend = hip_backend();
     uform__gpu_device_t device;
-    hip_device_init(&device, backend, 0);
-    CHECK_OK(backend->open(&device));
+    hip_device_open(&device, backend, 0);
     void *runtime = dlopen(UFORM_TEST_HIP_DOUBLE, RTLD_NOW | RTLD_NOLOAD);
     CHECK(runtime != NULL);
     launch_host_func_t launch = (launch_host_func_t)dlsym(runtime, "hipLaunchHostFunc");

@@ -77,8 +77,7 @@ int main(void) {
         CHECK_EQ_INT(set_device(mine), UFORM_HIP_SUCCESS);
         uform__gpu_device_t devices[3];
         for (int i = 0; i < 3; i++) {
-            hip_device_init(&devices[i], backend, i);
-            CHECK_OK(backend->open(&devices[i]));
+            hip_device_open(&devices[i], backend, i);
             CHECK_CURRENT(mine, "open");
         }
         for (int i = 0; i < 3; i++) operations_keep(backend, &devices[i], mine);

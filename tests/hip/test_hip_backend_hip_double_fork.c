@@ -10,8 +10,7 @@ int main(void) {
     use_hip_double("device memory=64M name=only");
     const uform__gpu_backend_t *backend = hip_backend();
     uform__gpu_device_t device;
-    hip_device_init(&device, backend, 0);
-    CHECK_OK(backend->open(&device));
+    hip_device_open(&device, backend, 0);
     void *pointer = &pointer;
     CHECK_STATUS(backend->host_alloc(&device, 0, &pointer), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK(pointer == NULL);

@@ -21,8 +21,7 @@ int main(void) {
     CHECK(get_device && mem_get_info);
 
     uform__gpu_device_t device;
-    hip_device_init(&device, backend, 0);
-    CHECK_OK(backend->open(&device));
+    hip_device_open(&device, backend, 0);
     void *memory = NULL;
     CHECK_OK(backend->device_alloc(&device, 1u << 20, &memory));
     size_t free_before = 0, total = 0;

@@ -12,8 +12,7 @@ int main(void) {
     use_hip_double("device pci=0000:c1:00.0 memory=64M name=second\ndevice pci=0000:05:00.0 memory=64M name=first");
     const uform__gpu_backend_t *backend = hip_backend();
     uform__gpu_device_t device;
-    hip_device_init(&device, backend, 0);
-    CHECK_OK(backend->open(&device));
+    hip_device_open(&device, backend, 0);
     CHECK(device.opened);
     CHECK_EQ_INT(device.native_device, 1);
     CHECK(device.native_context == NULL);
@@ -67,8 +66,7 @@ int main(void) {
 
     /* A second device opens on its own runtime id. */
     uform__gpu_device_t second;
-    hip_device_init(&second, backend, 1);
-    CHECK_OK(backend->open(&second));
+    hip_device_open(&second, backend, 1);
     CHECK_EQ_INT(second.native_device, 0);
     uform__gpu_device_t missing;
     hip_device_init(&missing, backend, 2);

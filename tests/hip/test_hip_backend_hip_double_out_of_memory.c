@@ -7,8 +7,7 @@ int main(void) {
     use_hip_double("device memory=1M\nfault alloc=2");
     const uform__gpu_backend_t *backend = hip_backend();
     uform__gpu_device_t device;
-    hip_device_init(&device, backend, 0);
-    CHECK_OK(backend->open(&device));
+    hip_device_open(&device, backend, 0);
     void *first = NULL, *second = &second, *third = NULL;
     CHECK_OK(backend->device_alloc(&device, 4096, &first));
     CHECK_STATUS(backend->device_alloc(&device, 4096, &second), UFORM_STATUS_OUT_OF_MEMORY);

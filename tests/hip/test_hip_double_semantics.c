@@ -3,46 +3,12 @@
  * their work in order on their own thread (asynchronously: nothing runs while a host function
  * holds the stream at a gate), NOT_READY while busy, events (complete when never recorded,
  * NOT_READY while pending), destroyed handles, and error names. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "gpu/hip/hip_abi.h"
-#include "hip_double.h"
+#include "hip_double_runtime.h"
 
-#define CHECK_HIP(call, expected) CHECK_EQ_INT((call), (expected))
-
-typedef uform_hipError (*launch_host_func_t)(uform_hipStream, uform_hipHostFn, void *);
-typedef uform_hipError (*mem_get_info_t)(size_t *, size_t *);
-
-static struct {
-#define FIELD_(field, symbol, type) type field;
-    UFORM_HIP_ENTRY_POINTS(FIELD_)
-    UFORM_HIP_EXECUTION_ENTRY_POINTS(FIELD_)
-#undef FIELD_
-    launch_host_func_t hipLaunchHostFunc;
-    mem_get_info_t hipMemGetInfo;
-} hip;
-
-typedef struct gate_t {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    int open;
-} gate_t;
-
-static void gate_wait(void *argument) {
-    gate_t *gate = argument;
-    pthread_mutex_lock(&gate->lock);
-    while (!gate->open) pthread_cond_wait(&gate->changed, &gate->lock);
-    pthread_mutex_unlock(&gate->lock);
-}
-
-static void gate_open(gate_t *gate) {
-    pthread_mutex_lock(&gate->lock);
-    gate->open = 1;
-    pthread_cond_broadcast(&gate->changed);
-    pthread_mutex_unlock(&gate->lock);
-}
+static hip_double_t hip;
 
 static atomic_int order_seen[3];
 static atomic_int order_next;
@@ -56,18 +22,10 @@ static void *other_thread(void *argument) {
 }
 
 int main(void) {
-    setenv("UFORM_HIP_DOUBLE_CONFIG",
-           "device arch=gfx942:sramecc+:xnack- cus=304 memory=1M pci=0000:05:00.0 name=AMD Instinct MI300X\n"
-           "device arch=gfx1100 cus=48 memory=1M pci=0000:0A:00.0 name=Radeon", 1);
-    void *library = dlopen(UFORM_TEST_HIP_DOUBLE, RTLD_NOW | RTLD_LOCAL);
-    CHECK(library != NULL);
-#define BIND_(field, symbol, type) CHECK((hip.field = (type)dlsym(library, symbol)) != NULL);
-    UFORM_HIP_ENTRY_POINTS(BIND_)
-    UFORM_HIP_EXECUTION_ENTRY_POINTS(BIND_)
-#undef BIND_
-    CHECK((hip.hipLaunchHostFunc = (launch_host_func_t)dlsym(library, "hipLaunchHostFunc")) != NULL);
-    CHECK((hip.hipMemGetInfo = (mem_get_info_t)dlsym(library, "hipMemGetInfo")) != NULL);
-    CHECK(dlsym(library, "hipGetDeviceProperties") == NULL); /* only ROCm 6's versioned entry */
+    hip = hip_double_open(
+        "device arch=gfx942:sramecc+:xnack- cus=304 memory=1M pci=0000:05:00.0 name=AMD Instinct MI300X\n"
+        "device arch=gfx1100 cus=48 memory=1M pci=0000:0A:00.0 name=Radeon");
+    CHECK(dlsym(hip.library, "hipGetDeviceProperties") == NULL); /* only ROCm 6's versioned entry */
 
     /* Initialisation is lazy (no hipInit needed), hipInit takes flags 0 only. */
     int count = -1;
@@ -135,7 +93,7 @@ int main(void) {
     CHECK_HIP(hip.hipEventCreateWithFlags(&event, UFORM_HIP_EVENT_DISABLE_TIMING), UFORM_HIP_SUCCESS);
     CHECK_HIP(hip.hipEventQuery(event), UFORM_HIP_SUCCESS);       /* never recorded: complete */
     CHECK_HIP(hip.hipEventSynchronize(event), UFORM_HIP_SUCCESS);
-    static gate_t gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    static gate_t gate = GATE_INIT;
     memset(pinned, 9, 4096);
     unsigned char host[4096];
     memset(host, 0, sizeof host);

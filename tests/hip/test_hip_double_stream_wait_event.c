@@ -3,45 +3,13 @@
  * completed; the call never blocks the host; an event never recorded imposes nothing; flags must
  * be 0; the NULL stream waits too. Then uform_executor_order_stream on an AMD device, through
  * the HIP backend. */
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <time.h>
 
-#include "gpu/hip/hip_abi.h"
-#include "hip_double.h"
+#include "hip_double_runtime.h"
 
-#define CHECK_HIP(call, expected) CHECK_EQ_INT((call), (expected))
-
-typedef uform_hipError (*launch_host_func_t)(uform_hipStream, uform_hipHostFn, void *);
-
-static struct {
-#define FIELD_(field, symbol, type) type field;
-    UFORM_HIP_ENTRY_POINTS(FIELD_)
-    UFORM_HIP_EXECUTION_ENTRY_POINTS(FIELD_)
-#undef FIELD_
-    launch_host_func_t hipLaunchHostFunc;
-} hip;
-
-typedef struct gate_t {
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    int open;
-} gate_t;
-
-static void gate_wait(void *argument) {
-    gate_t *gate = argument;
-    pthread_mutex_lock(&gate->lock);
-    while (!gate->open) pthread_cond_wait(&gate->changed, &gate->lock);
-    pthread_mutex_unlock(&gate->lock);
-}
-
-static void gate_open(gate_t *gate) {
-    pthread_mutex_lock(&gate->lock);
-    gate->open = 1;
-    pthread_cond_broadcast(&gate->changed);
-    pthread_mutex_unlock(&gate->lock);
-}
+static hip_double_t hip;
 
 static void set_flag(void *argument) { atomic_store((_Atomic int *)argument, 1); }
 
@@ -51,7 +19,7 @@ static void pause_ms(long ms) {
 }
 
 static void check_waits_behind_gate(uform_hipStream gated, uform_hipStream waiting, uform_hipEvent event) {
-    gate_t gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    gate_t gate = GATE_INIT;
     _Atomic int ran = 0;
     CHECK_HIP(hip.hipLaunchHostFunc(gated, gate_wait, &gate), UFORM_HIP_SUCCESS);
     CHECK_HIP(hip.hipEventRecord(event, gated), UFORM_HIP_SUCCESS);
@@ -67,14 +35,7 @@ static void check_waits_behind_gate(uform_hipStream gated, uform_hipStream waiti
 }
 
 int main(void) {
-    use_hip_double("device arch=gfx942 memory=64M");
-    void *library = dlopen(UFORM_TEST_HIP_DOUBLE, RTLD_NOW | RTLD_LOCAL);
-    CHECK(library != NULL);
-#define BIND_(field, symbol, type) CHECK((hip.field = (type)dlsym(library, symbol)) != NULL);
-    UFORM_HIP_ENTRY_POINTS(BIND_)
-    UFORM_HIP_EXECUTION_ENTRY_POINTS(BIND_)
-#undef BIND_
-    CHECK((hip.hipLaunchHostFunc = (launch_host_func_t)dlsym(library, "hipLaunchHostFunc")) != NULL);
+    hip = hip_double_open("device arch=gfx942 memory=64M");
 
     CHECK_HIP(hip.hipSetDevice(0), UFORM_HIP_SUCCESS);
     uform_hipStream gated = NULL, waiting = NULL;
