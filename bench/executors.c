@@ -18,9 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common.h"
+#include "rounds.h"
 #include "spawn.h"
 #include "uform/executor.h"
 #include "work.h"
@@ -139,6 +139,12 @@ typedef struct exec_result_t {
     double call, slowest, rate;
 } exec_result_t;
 
+static int parse_exec(char const *line, void *out) {
+    exec_result_t *x = (exec_result_t *)out;
+    x->ok = sscanf(line, "call=%lf slowest=%lf rate=%lf", &x->call, &x->slowest, &x->rate) == 3;
+    return !x->ok;
+}
+
 static size_t find_or_add(exec_config_t *configs, size_t *count, exec_config_t c) {
     for (size_t i = 0; i < *count; i++)
         if (configs[i].executors == c.executors && configs[i].threads == c.threads && configs[i].items == c.items &&
@@ -172,46 +178,29 @@ int bench_executors_run(options_t const *o, char **self_argv) {
     fprintf(stderr, "uform bench --executors: %zu configurations x %d round%s, about %.0f s\n", count, o->rounds,
             o->rounds == 1 ? "" : "s", (double)count * o->rounds * (0.06 + o->warmup + o->duration));
 
-    static exec_result_t results[MAX_CONFIGS][MAX_ROUNDS];
-    int const tty = isatty(2);
-    int any_failed = 0;
-    double const started = bench_now_seconds();
-    bench_machine_cpu_t const machine_before = bench_machine_cpu();
-    double const own_before = bench_own_cpu_seconds();
-    for (int r = 0; r < o->rounds; r++)
-        for (size_t c = 0; c < count; c++) {
-            exec_config_t const *cfg = configs + c;
-            char spec[192], result[512];
-            snprintf(spec, sizeof(spec), "executors:%zu:%zu:%zu:%s", cfg->executors, cfg->threads, cfg->items,
-                     cfg->mood);
-            fprintf(stderr, "%suform bench --executors: round %d/%d, %zu/%zu: %zu x %zu threads %s%s",
-                    tty ? "\r\033[K" : "", r + 1, o->rounds, c + 1, count, cfg->executors, cfg->threads, cfg->mood,
-                    tty ? "" : "\n");
-            bench_outcome_t outcome = bench_spawn(self_argv, spec, NULL, NULL, o->timeout, result, sizeof(result));
-            exec_result_t *x = &results[c][r];
-            memset(x, 0, sizeof(*x));
-            if (outcome == BENCH_OUTCOME_OK &&
-                sscanf(result, "call=%lf slowest=%lf rate=%lf", &x->call, &x->slowest, &x->rate) == 3)
-                x->ok = 1;
-            else {
-                if (outcome == BENCH_OUTCOME_OK) outcome = BENCH_OUTCOME_FAILED;
-                if (outcome != BENCH_OUTCOME_SPAWN) any_failed = 1;
-                fprintf(stderr, "%suform bench --executors: %zu x %zu threads %s: %s\n", tty ? "\r\033[K" : "",
-                        cfg->executors, cfg->threads, cfg->mood, bench_outcome_text(outcome));
-            }
-        }
-    double const wall = bench_now_seconds() - started;
-    bench_machine_cpu_t const machine_after = bench_machine_cpu();
-    double const own = bench_own_cpu_seconds() - own_before;
-    fprintf(stderr, "%suform bench --executors: done in %.0f s\n", tty ? "\r\033[K" : "", wall);
+    static bench_round_config_t children[MAX_CONFIGS];
+    for (size_t c = 0; c < count; c++) {
+        exec_config_t const *cfg = configs + c;
+        snprintf(children[c].spec, sizeof children[c].spec, "executors:%zu:%zu:%zu:%s", cfg->executors, cfg->threads,
+                 cfg->items, cfg->mood);
+        snprintf(children[c].label, sizeof children[c].label, "%zu x %zu threads %s", cfg->executors, cfg->threads,
+                 cfg->mood);
+    }
+    static exec_result_t results[MAX_CONFIGS * MAX_ROUNDS];
+    static int ok[MAX_CONFIGS * MAX_ROUNDS];
+    bench_rounds_t run = {.part = "--executors", .configs = children, .count = count, .rounds = o->rounds,
+                          .parse = parse_exec, .results = results, .result_size = sizeof *results, .ok = ok};
+    bench_rounds_run(o, self_argv, &run);
+    int const any_failed = run.any_failed;
 
     static exec_result_t medians[MAX_CONFIGS];
     for (size_t c = 0; c < count; c++) {
         double v[3][MAX_ROUNDS];
         size_t n = 0;
         for (int r = 0; r < o->rounds; r++)
-            if (results[c][r].ok) {
-                v[0][n] = results[c][r].call, v[1][n] = results[c][r].slowest, v[2][n] = results[c][r].rate;
+            if (bench_rounds_result(&run, c, r)) {
+                exec_result_t const *x = bench_rounds_result(&run, c, r);
+                v[0][n] = x->call, v[1][n] = x->slowest, v[2][n] = x->rate;
                 n++;
             }
         medians[c] = (exec_result_t){n > 0, bench_median(v[0], n), bench_median(v[1], n), bench_median(v[2], n)};
@@ -222,7 +211,7 @@ int bench_executors_run(options_t const *o, char **self_argv) {
     printf("- settings: %d round%s (median of fresh processes), every driver timed %.2g s after %.2g s warm-up, "
            "all at once; one item of work: %d xorshift steps (about %.0f ns serially)\n",
            o->rounds, o->rounds == 1 ? "" : "s", o->duration, o->warmup, BENCH_WORK_STEPS, bench_work_item_ns());
-    bench_print_load(machine_before, machine_after, own, wall);
+    bench_rounds_print_load(&run);
     printf("\n");
 
     enum { COLUMNS = 9 };
