@@ -24,11 +24,15 @@
 
 typedef struct uform__worker_t {
     /* The generation whose share was taken, by the worker or by the forking thread stealing it
-     * from a worker that is asleep or preempted. On a line nobody else touches in the common
-     * case, so claiming a share is a CAS on a line the worker's core already owns. Sharing the
-     * line with `done`, which the joiner spins on, made every claim wait for the joiner's copy
-     * to be invalidated: one more cross-core transfer per call (see bench/RESULTS.md). */
+     * from a worker that is asleep or preempted. */
     alignas(UFORM_LINE_) _Atomic uint64_t claimed;
+    /* The generation whose share is finished, stored by whoever ran it. The joiner reads one
+     * such word per worker instead of every worker adding to one shared counter. On the same
+     * line as `claimed`, measured: apart, the claim no longer waits for the joiner's copy of the
+     * line, which is 10-20% faster when the call's context is a static object, but the worker
+     * then reaches a context on the caller's stack while the caller still writes near it, 10-15%
+     * slower (bench/RESULTS.md); contexts on the caller's stack are the common case. */
+    _Atomic uint64_t done;
     struct uform_executor_t *executor;
     size_t index; /* 0 is the deferred-call leader, 1.. are fork-join workers */
     uform__thread_t thread;
@@ -38,10 +42,6 @@ typedef struct uform__worker_t {
     bool reserved; /* `cpu` is counted in the process-wide placement (executor_placement.c) */
     void *scratch; /* grown to the high-water mark */
     size_t scratch_bytes;
-    /* The generation whose share is finished, stored by whoever ran it. The joiner reads one
-     * such word per worker instead of every worker adding to one shared counter; alone on its
-     * line, so the joiner's spinning never touches `claimed`. */
-    alignas(UFORM_LINE_) _Atomic uint64_t done;
 } uform__worker_t;
 
 /** A deferred call's state: the leader moves QUEUED to RUNNING when it takes the call, a cancel
