@@ -19,12 +19,6 @@
 #include "core/error.h"
 #include "executor/executor_internal.h"
 
-#if defined(__has_feature)
-#define UFORM_HAS_FEATURE_(x) __has_feature(x)
-#else
-#define UFORM_HAS_FEATURE_(x) 0
-#endif
-
 /* ---- how one thread runs its share ----------------------------------------------------------- */
 
 typedef struct share_env_t {
@@ -479,25 +473,6 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
     return finish_call(&executor->job, &executor->progress, status, executor->failure_message);
 }
 
-/** Stores that a worker's share of `generation` is done, then orders that store before the
- *  worker's next load (of `joiner_sleeping`): the worker's half of the Dekker pair with a joiner
- *  going to sleep. A plain store and then a fence, not an exchange: a locked exchange first waits
- *  for the task's own stores to reach memory (a slot the caller reads after the call is another
- *  line to fetch back) and only then fetches `done`'s line, two transfers one after the other on
- *  the joiner's path; queued behind the task's stores, a plain store's line is fetched while
- *  theirs are, and the fence's wait is the worker's own, after the joiner can see `done`.
- *  A standalone fence also holds under qemu-user, where a seq_cst store and a later load were seen
- *  out of order (an explicit barrier is translated as one). ThreadSanitizer does not model
- *  standalone fences, so its builds keep the exchange, which orders the same way. */
-static inline void publish_done(uform__worker_t *worker, uint64_t generation) {
-#if defined(__SANITIZE_THREAD__) || UFORM_HAS_FEATURE_(thread_sanitizer)
-    atomic_exchange(&worker->done, generation);
-#else
-    atomic_store_explicit(&worker->done, generation, memory_order_release);
-    atomic_thread_fence(memory_order_seq_cst);
-#endif
-}
-
 void (*_Atomic uform__test_before_claim)(size_t worker); /* static storage: starts NULL */
 
 void *uform__worker_main(void *argument) {
@@ -520,9 +495,12 @@ void *uform__worker_main(void *argument) {
         /* A callback fork()ed and this is the child: no caller waits for this thread here, and
          * nothing of the parent's runs. End the child, as documented, instead of idling forever. */
         if (forked(executor)) _exit(UFORM_FORKED_CHILD_EXIT_);
-        /* Dekker with a joiner going to sleep: it sets `joiner_sleeping` then re-reads `done`. */
-        publish_done(worker, seen);
-        if (atomic_load_explicit(&executor->joiner_sleeping, memory_order_relaxed)) {
+        /* Dekker with a joiner going to sleep: it sets `joiner_sleeping` then re-reads `done`.
+         * An exchange for the same reason as the joiner's, above. (A release store and a seq_cst
+         * fence instead measured no faster with the call's context on the caller's stack, the
+         * common case: bench/RESULTS.md.) */
+        atomic_exchange(&worker->done, seen);
+        if (atomic_load(&executor->joiner_sleeping)) {
             atomic_fetch_add(&executor->join_word, 1);
             uform__futex_wake((const uint32_t *)&executor->join_word, 1);
         }

@@ -28,10 +28,10 @@ typedef struct uform__worker_t {
     alignas(UFORM_LINE_) _Atomic uint64_t claimed;
     /* The generation whose share is finished, stored by whoever ran it. The joiner reads one
      * such word per worker instead of every worker adding to one shared counter. On the same
-     * line as `claimed`, measured: apart, the claim no longer waits for the joiner's copy of the
-     * line, which is 10-20% faster when the call's context is a static object, but the worker
-     * then reaches a context on the caller's stack while the caller still writes near it, 10-15%
-     * slower (bench/RESULTS.md); contexts on the caller's stack are the common case. */
+     * line as `claimed`, measured: on lines of their own the claim no longer waits for the
+     * joiner's copy of the line, 10-20% faster when the tasks read a context nobody writes, but
+     * 10-15% slower when they read one the caller wrote for this call (a struct on its stack,
+     * the common case), for reasons not pinned down (bench/RESULTS.md). */
     _Atomic uint64_t done;
     struct uform_executor_t *executor;
     size_t index; /* 0 is the deferred-call leader, 1.. are fork-join workers */
