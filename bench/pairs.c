@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +111,16 @@ static int time_batches(options_t const *o, caller_t const *c, double *best_ns, 
     return failed;
 }
 
+/* 1 on the thread that submits calls; each slot's `sink` counts the items that ran there, so a
+ * pool whose calling thread runs the items itself (no fork at all) shows as such. */
+static _Thread_local unsigned char on_caller;
+
+static void pair_item(void *context, size_t item) {
+    bench_work_slot_t *slots = (bench_work_slot_t *)context;
+    slots[item].count++;
+    slots[item].sink += on_caller;
+}
+
 typedef struct pool_state_t {
     bench_peer_t const *peer;
     void *pool;
@@ -119,7 +130,7 @@ typedef struct pool_state_t {
 
 static int pool_call(void *state, size_t *calls) {
     pool_state_t *p = (pool_state_t *)state;
-    int failed = p->peer->fork_join(p->pool, p->items, bench_work_empty_item, p->slots);
+    int failed = p->peer->fork_join(p->pool, p->items, pair_item, p->slots);
     return failed | bench_work_check(p->slots, p->items, ++*calls, "fork-join");
 }
 
@@ -153,7 +164,7 @@ int bench_pairs_child(options_t const *o, char const *spec) {
         fprintf(stderr, "uform bench: bad pairs spec %s\n", spec);
         return 1;
     }
-    double best = NAN, median = NAN;
+    double best = NAN, median = NAN, share = 0.5; /* the floor: one item on each side */
     int failed;
     if (!strcmp(name, "floor")) {
         failed = measure_floor(o, &best, &median);
@@ -170,13 +181,17 @@ int bench_pairs_child(options_t const *o, char const *spec) {
         memset(slots, 0, sizeof(bench_work_slot_t) * threads);
         pool_state_t state = {peer, pool, threads, slots};
         caller_t c = {pool_call, &state};
+        on_caller = 1;
         failed = time_batches(o, &c, &best, &median);
+        double ran = 0, on_the_caller = 0;
+        for (size_t i = 0; i < threads; i++) ran += (double)slots[i].count, on_the_caller += (double)slots[i].sink;
+        share = ran > 0 ? on_the_caller / ran : NAN;
         peer->destroy(pool);
         free(slots);
     }
     if (failed) return 1;
     char line[128];
-    snprintf(line, sizeof(line), "best=%.6g median=%.6g", best, median);
+    snprintf(line, sizeof(line), "best=%.6g median=%.6g share=%.6g", best, median, share);
     bench_print_result(line);
     return 0;
 }
@@ -184,12 +199,12 @@ int bench_pairs_child(options_t const *o, char const *spec) {
 /* ---- the parent ---------------------------------------------------------------------------- */
 
 typedef struct pair_result_t {
-    double best, median;
+    double best, median, share;
 } pair_result_t;
 
 static int parse_pair(char const *line, void *out) {
     pair_result_t *x = (pair_result_t *)out;
-    return sscanf(line, "best=%lf median=%lf", &x->best, &x->median) == 2 ? 0 : 1;
+    return sscanf(line, "best=%lf median=%lf share=%lf", &x->best, &x->median, &x->share) == 3 ? 0 : 1;
 }
 
 /* The median over rounds of a[r] / b[r] where both ran, with its range; how many pairs. */
@@ -208,12 +223,13 @@ static size_t ratio_of(bench_rounds_t const *run, size_t a, size_t b, int use_me
     return n;
 }
 
-static double median_of(bench_rounds_t const *run, size_t c, int use_median) {
+/* The median over rounds of one field of configuration `c`'s results (offsetof pair_result_t). */
+static double median_of(bench_rounds_t const *run, size_t c, size_t field) {
     double values[MAX_ROUNDS];
     size_t n = 0;
     for (int r = 0; r < run->rounds; r++) {
         pair_result_t const *x = bench_rounds_result(run, c, r);
-        if (x) values[n++] = use_median ? x->median : x->best;
+        if (x) values[n++] = *(double const *)((char const *)x + field);
     }
     return bench_median(values, n);
 }
@@ -265,16 +281,19 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
     bench_print_wrapped(text, "  ");
     bench_rounds_print_load(&run);
     printf("\n");
-    enum { COLUMNS = 7 };
+    enum { COLUMNS = 8 };
     static char cells[(MAX_CONFIGS + 1) * COLUMNS][BENCH_CELL];
 #define CELL(row, column) cells[(row) * COLUMNS + (column)]
-    static char const *const headers[COLUMNS] = {"pool",          "best batch", "uform / pool", "range",
-                                                 "median batch", "uform / pool", "/ floor"};
+    static char const *const headers[COLUMNS] = {"pool",         "best batch",   "uform / pool", "range",
+                                                 "median batch", "uform / pool", "/ floor",      "caller"};
     for (size_t k = 0; k < COLUMNS; k++) snprintf(CELL(0, k), BENCH_CELL, "%s", headers[k]);
     for (size_t c = 0; c < count; c++) {
         snprintf(CELL(c + 1, 0), BENCH_CELL, "%s", names[c]);
-        bench_format_time(CELL(c + 1, 1), BENCH_CELL, median_of(&run, c, 0));
-        bench_format_time(CELL(c + 1, 4), BENCH_CELL, median_of(&run, c, 1));
+        bench_format_time(CELL(c + 1, 1), BENCH_CELL, median_of(&run, c, offsetof(pair_result_t, best)));
+        bench_format_time(CELL(c + 1, 4), BENCH_CELL, median_of(&run, c, offsetof(pair_result_t, median)));
+        double share = median_of(&run, c, offsetof(pair_result_t, share));
+        if (isnan(share)) snprintf(CELL(c + 1, 7), BENCH_CELL, "-");
+        else snprintf(CELL(c + 1, 7), BENCH_CELL, "%.0f%%", share * 100);
         double m, lo, hi;
         for (int use_median = 0; use_median < 2; use_median++) {
             char *cell = CELL(c + 1, use_median ? 5 : 2);
@@ -300,8 +319,10 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
            "per call. uform / pool: uform SPINNING's time over this pool's in the same round, the median over "
            "rounds (below 1: uform is faster), with its range and the number of paired rounds; the first from "
            "best batches, the second from median batches. / floor: this pool's best batch over the floor's in "
-           "the same round (the floor: two pinned threads exchanging a line and bumping a slot each, no pool).",
-           threads, threads, BATCH_SECONDS * 1e3);
+           "the same round (the floor: two pinned threads exchanging a line and bumping a slot each, no pool). "
+             "caller: the share of items the calling thread ran itself (%.0f%% is an even split; near 100%%, "
+             "the pool hardly forks at this size and its time is not a fork-join's).",
+           threads, threads, BATCH_SECONDS * 1e3, 100.0 / (double)threads);
     printf("\n");
     bench_print_wrapped(text, "");
     if (run.any_failed) printf("\nSome configurations FAILED a correctness check, crashed or hung; see stderr.\n");
