@@ -120,20 +120,12 @@ static int time_steps(options_t const *o, fork_join_t fork_join, void *pool, siz
 }
 
 int bench_nbody_child(options_t const *o, char const *spec) {
-    char name[64], variant[64];
-    size_t threads = 0, bodies = 0;
-    if (sscanf(spec, "%63[^:]:%63[^:]:%zu:%zu", name, variant, &threads, &bodies) != 4 || !threads || !bodies) {
-        fprintf(stderr, "uform bench: bad nbody spec %s\n", spec);
-        return 1;
-    }
-    bench_peer_t const *peer = bench_find_peer(name);
-    char const *v = strcmp(variant, "-") == 0 ? NULL : variant;
-    char error[512] = "";
-    void *pool = peer ? peer->create(threads, v, error, sizeof(error)) : NULL;
-    if (!pool) {
-        fprintf(stderr, "uform bench: %s: %s\n", name, error[0] ? error : "no such pool or create failed");
-        return 1;
-    }
+    bench_child_t child;
+    if (bench_child_parse(spec, "nbody", 1, &child)) return 1;
+    void *pool = bench_child_create(&child);
+    if (!pool) return 1;
+    bench_peer_t const *peer = child.peer;
+    size_t const bodies = child.extra;
     double static_ns = NAN, dynamic_ns = NAN;
     int failed = time_steps(o, peer->fork_join, pool, bodies, &static_ns);
     if (!failed && peer->fork_join_dynamic) failed = time_steps(o, peer->fork_join_dynamic, pool, bodies, &dynamic_ns);

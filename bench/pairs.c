@@ -158,25 +158,17 @@ static int measure_floor(options_t const *o, double *best, double *median) {
 }
 
 int bench_pairs_child(options_t const *o, char const *spec) {
-    char name[64], variant[64];
-    size_t threads = 0;
-    if (sscanf(spec, "%63[^:]:%63[^:]:%zu", name, variant, &threads) != 3 || !threads) {
-        fprintf(stderr, "uform bench: bad pairs spec %s\n", spec);
-        return 1;
-    }
+    bench_child_t child;
+    if (bench_child_parse(spec, "pairs", 0, &child)) return 1;
+    size_t const threads = child.threads;
     double best = NAN, median = NAN, share = 0.5; /* the floor: one item on each side */
     int failed;
-    if (!strcmp(name, "floor")) {
+    if (!strcmp(child.name, "floor")) {
         failed = measure_floor(o, &best, &median);
     } else {
-        bench_peer_t const *peer = bench_find_peer(name);
-        char const *v = strcmp(variant, "-") == 0 ? NULL : variant;
-        char error[512] = "";
-        void *pool = peer ? peer->create(threads, v, error, sizeof(error)) : NULL;
-        if (!pool) {
-            fprintf(stderr, "uform bench: %s: %s\n", name, error[0] ? error : "no such pool or create failed");
-            return 1;
-        }
+        void *pool = bench_child_create(&child);
+        if (!pool) return 1;
+        bench_peer_t const *peer = child.peer;
         bench_work_slot_t *slots = aligned_alloc(128, sizeof(bench_work_slot_t) * threads);
         memset(slots, 0, sizeof(bench_work_slot_t) * threads);
         pool_state_t state = {peer, pool, threads, slots};

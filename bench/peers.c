@@ -1,6 +1,7 @@
 /* The pools this build measures (see peers.h). */
 #include "peers.h"
 
+#include <stdio.h>
 #include <string.h>
 
 bench_peer_t const *const bench_peers[] = {
@@ -45,4 +46,26 @@ size_t bench_peer_variant_count(bench_peer_t const *peer) {
     if (!peer->variants) return 1;
     while (peer->variants[count]) count++;
     return count;
+}
+
+int bench_child_parse(char const *spec, char const *part, int with_extra, bench_child_t *child) {
+    memset(child, 0, sizeof *child);
+    int fields = sscanf(spec, "%63[^:]:%63[^:]:%zu:%zu", child->name, child->variant_text, &child->threads,
+                        &child->extra);
+    if (fields != (with_extra ? 4 : 3) || !child->threads || (with_extra && !child->extra)) {
+        fprintf(stderr, "uform bench: bad %s spec %s\n", part, spec);
+        return 1;
+    }
+    child->variant = strcmp(child->variant_text, "-") == 0 ? NULL : child->variant_text;
+    child->peer = bench_find_peer(child->name);
+    return 0;
+}
+
+void *bench_child_create(bench_child_t const *child) {
+    char error[512] = "";
+    void *pool = child->peer ? child->peer->create(child->threads, child->variant, error, sizeof(error)) : NULL;
+    if (!pool)
+        fprintf(stderr, "uform bench: %s: %s\n", child->name,
+                !child->peer ? "no pool of that name in this build" : error[0] ? error : "create failed");
+    return pool;
 }

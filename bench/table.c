@@ -335,20 +335,15 @@ static int child_measure(options_t const *o, bench_peer_t const *peer, char cons
 
 int bench_table_child(options_t const *o, char const *spec) {
     choose_kernel();
-    char name[64], variant[64];
-    size_t threads = 0;
-    if (sscanf(spec, "%63[^:]:%63[^:]:%zu", name, variant, &threads) != 3 || !threads) {
-        fprintf(stderr, "uform bench: bad %s=%s\n", BENCH_CHILD_ENV, spec);
-        return 1;
-    }
-    bench_peer_t const *peer = bench_find_peer(name);
-    if (!peer) {
-        fprintf(stderr, "uform bench: no pool named %s in this build\n", name);
+    bench_child_t child;
+    if (bench_child_parse(spec, "table", 0, &child)) return 1;
+    if (!child.peer) {
+        fprintf(stderr, "uform bench: no pool named %s in this build\n", child.name);
         return 1;
     }
     measured_t m;
     memset(&m, 0, sizeof(m));
-    int failed = child_measure(o, peer, strcmp(variant, "-") == 0 ? NULL : variant, threads, &m);
+    int failed = child_measure(o, child.peer, child.variant, child.threads, &m);
     if (failed) return 1;
     char line[512];
     snprintf(line, sizeof(line),

@@ -75,20 +75,12 @@ static int time_calls(options_t const *o, bench_peer_t const *peer, void *pool, 
 }
 
 int bench_threads_child(options_t const *o, char const *spec) {
-    char name[64], variant[64];
-    size_t threads = 0;
-    if (sscanf(spec, "%63[^:]:%63[^:]:%zu", name, variant, &threads) != 3 || !threads) {
-        fprintf(stderr, "uform bench: bad threads spec %s\n", spec);
-        return 1;
-    }
-    bench_peer_t const *peer = bench_find_peer(name);
-    char const *v = strcmp(variant, "-") == 0 ? NULL : variant;
-    char error[512] = "";
-    void *pool = peer ? peer->create(threads, v, error, sizeof(error)) : NULL;
-    if (!pool) {
-        fprintf(stderr, "uform bench: %s: %s\n", name, error[0] ? error : "no such pool or create failed");
-        return 1;
-    }
+    bench_child_t child;
+    if (bench_child_parse(spec, "threads", 0, &child)) return 1;
+    void *pool = bench_child_create(&child);
+    if (!pool) return 1;
+    bench_peer_t const *peer = child.peer;
+    size_t const threads = child.threads;
     on_caller = 1;
     bench_work_slot_t *slots = aligned_alloc(128, sizeof(bench_work_slot_t) * threads);
     share_slot_t *shares = aligned_alloc(128, sizeof(share_slot_t) * threads);
