@@ -3,8 +3,9 @@
 (tests/fixtures/synthesize.py wrote them) and what the CUDA and NVML doubles are configured with.
 
 usage: check_info_fixtures.py FIXTURE NVML CUDA_DOUBLE NVML_DOUBLE [EMULATOR ...] PRINT_INFO
-NVML: `double` (the NVML double, its GPUs the CUDA double's), `absent` (no NVML library) or
-`init_fails` (the double's nvmlInit_v2 answers NVML_ERROR_DRIVER_NOT_LOADED).
+NVML: `double` (the NVML double, its GPUs the CUDA double's), `nvswitch` (the same, each NVLink
+group wired through NVSwitches), `absent` (no NVML library) or `init_fails` (the double's
+nvmlInit_v2 answers NVML_ERROR_DRIVER_NOT_LOADED).
 """
 import json
 import os
@@ -23,9 +24,12 @@ CONFIGS = {
     "grace_hopper_gh200": "device pci=0009:01:00.0 cc=9.0 sms=132 memory=96G name=NVIDIA GH200 480GB",
     "container_epyc_cpuset_quota": "",  # a driver that sees no device
 }
-NVML_LIBRARY = {"double": nvml_double, "init_fails": nvml_double,
+NVML_LIBRARY = {"double": nvml_double, "init_fails": nvml_double, "nvswitch": nvml_double,
                 "absent": os.path.join(os.path.dirname(nvml_double), "no-such-libnvidia-ml.so.1")}[nvml]
-NVML_CONFIG = "fault init=NVML_ERROR_DRIVER_NOT_LOADED" if nvml == "init_fails" else ""
+NVML_CONFIG = {"init_fails": "fault init=NVML_ERROR_DRIVER_NOT_LOADED",
+               # Each group of four behind its own four NVSwitches, as on an HGX board.
+               "nvswitch": "nvswitch group=0 switches=4; nvswitch group=1 switches=4"}.get(nvml, "")
+LINKS = {"double": 4, "nvswitch": 18}.get(nvml)  # NVLinks within a group; None: unknown
 environment = dict(os.environ, UFORM_CUDA_LIBRARY=double, UFORM_CUDA_DOUBLE_CONFIG=CONFIGS[fixture],
                    UFORM_NVML_LIBRARY=NVML_LIBRARY, UFORM_NVML_DOUBLE_CONFIG=NVML_CONFIG)
 failures = []
@@ -116,19 +120,20 @@ if fixture == "two_socket_6248_smt":
         expect("GPU %d peers" % i, [link["peer"] for link in row["links"]], [j for j in range(8) if j != i])
         for link in row["links"]:
             same = link["peer"] // 4 == socket
-            # The NVML double gives each pair of a group of four 4 links (min(4, 18 / 3)).
-            nvlinks = (4 if same else 0) if nvml == "double" else None
+            # The NVML double gives each pair of a group of four 4 links (min(4, 18 / 3)); through
+            # switches each GPU's 18 links reach every other GPU on them.
+            nvlinks = (LINKS if same else 0) if LINKS else None
             expect("GPU %d -> %d" % (i, link["peer"]), link,
                    {"peer": link["peer"], "access": same, "performance_rank": 0, "native_atomics": same,
                     "cuda_array_access": same, "nvlinks": nvlinks})
-        within = "NV4" if nvml == "double" else "P0+A"
+        within = "NV%d" % LINKS if LINKS else "P0+A"
         cells = ["X" if j == i else within if j // 4 == socket else "-" for j in range(8)]
         has_line("  GPU%-3d" % i + "".join("%-4s  " % c for c in cells) + "%-4d  %s" % (socket, cpulist(SOCKET[socket])))
     has_line("        " + "".join("%-4s  " % ("GPU%d" % j) for j in range(8)) + "NUMA  CPUs")
     # Without NVML's word the NVLinks are unknown, and the discovery notes say why.
     notes = [n for n in data.get("gpus_discovery", []) if n["runtime"] == "NVML"]
     nvml_lines = [line for line in lines if line.startswith("  NVML: ")]
-    if nvml == "double":
+    if LINKS:
         expect("NVML notes", (notes, nvml_lines), ([], []))
     else:
         status, message = {"absent": ("NOT_FOUND", "no NVML: "),

@@ -16,9 +16,10 @@ set(uform_report_runs)
 foreach(fixture ${uform_report_fixtures})
   list(APPEND uform_report_runs "${fixture}:double")
 endforeach()
-# NVLinks unknown: without NVML, and with an NVML whose nvmlInit_v2 fails.
+# NVLinks unknown: without NVML, and with an NVML whose nvmlInit_v2 fails; and through NVSwitches.
 if(NOT EMSCRIPTEN)
-  list(APPEND uform_report_runs two_socket_6248_smt:absent two_socket_6248_smt:init_fails)
+  list(APPEND uform_report_runs two_socket_6248_smt:absent two_socket_6248_smt:init_fails
+    two_socket_6248_smt:nvswitch)
 endif()
 foreach(run ${uform_report_runs})
   string(REPLACE ":" ";" parts ${run})

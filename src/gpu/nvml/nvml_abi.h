@@ -41,6 +41,16 @@ typedef struct uform_nvmlPciInfo {
     char busId[UFORM_NVML_PCI_BUS_ID_BYTES];
 } uform_nvmlPciInfo;
 
+/* nvmlIntNvLinkDeviceType_t: what a link's far end is. On NVSwitch systems (HGX boards) every
+ * link of a GPU ends at a switch, whose PCI address is what the remote PCI query then answers. */
+typedef unsigned int uform_nvmlIntNvLinkDeviceType;
+enum {
+    UFORM_NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,
+    UFORM_NVML_NVLINK_DEVICE_TYPE_IBMNPU = 0x01,
+    UFORM_NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
+    UFORM_NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF
+};
+
 /* nvmlDevice_t is a pointer to NVML's own incomplete struct tag. */
 typedef struct nvmlDevice_st *uform_nvmlDevice;
 
@@ -53,15 +63,22 @@ typedef uform_nvmlReturn (*uform_nvmlDeviceGetNvLinkState_t)(uform_nvmlDevice de
                                                              uform_nvmlEnableState *is_active);
 typedef uform_nvmlReturn (*uform_nvmlDeviceGetNvLinkRemotePciInfo_v2_t)(uform_nvmlDevice device, unsigned int link,
                                                                         uform_nvmlPciInfo *pci);
+typedef uform_nvmlReturn (*uform_nvmlDeviceGetNvLinkRemoteDeviceType_t)(uform_nvmlDevice device, unsigned int link,
+                                                                        uform_nvmlIntNvLinkDeviceType *type);
 
-/* X(field, exported symbol, type): every entry point is required (all date from NVML 9). */
+/* X(field, exported symbol, type, optional): the first six date from NVML 9 and are required; the
+ * remote device type (NVML 10, R410 drivers) is optional: without it every link's far end is
+ * taken for a GPU, as before NVSwitches. */
 #define UFORM_NVML_ENTRY_POINTS(X)                                                                                    \
-    X(nvmlInit_v2, "nvmlInit_v2", uform_nvmlInit_v2_t)                                                                \
-    X(nvmlShutdown, "nvmlShutdown", uform_nvmlShutdown_t)                                                             \
-    X(nvmlErrorString, "nvmlErrorString", uform_nvmlErrorString_t)                                                    \
-    X(nvmlDeviceGetHandleByPciBusId_v2, "nvmlDeviceGetHandleByPciBusId_v2", uform_nvmlDeviceGetHandleByPciBusId_v2_t) \
-    X(nvmlDeviceGetNvLinkState, "nvmlDeviceGetNvLinkState", uform_nvmlDeviceGetNvLinkState_t)                         \
+    X(nvmlInit_v2, "nvmlInit_v2", uform_nvmlInit_v2_t, false)                                                         \
+    X(nvmlShutdown, "nvmlShutdown", uform_nvmlShutdown_t, false)                                                      \
+    X(nvmlErrorString, "nvmlErrorString", uform_nvmlErrorString_t, false)                                             \
+    X(nvmlDeviceGetHandleByPciBusId_v2, "nvmlDeviceGetHandleByPciBusId_v2", uform_nvmlDeviceGetHandleByPciBusId_v2_t, \
+      false)                                                                                                          \
+    X(nvmlDeviceGetNvLinkState, "nvmlDeviceGetNvLinkState", uform_nvmlDeviceGetNvLinkState_t, false)                  \
     X(nvmlDeviceGetNvLinkRemotePciInfo_v2, "nvmlDeviceGetNvLinkRemotePciInfo_v2",                                     \
-      uform_nvmlDeviceGetNvLinkRemotePciInfo_v2_t)
+      uform_nvmlDeviceGetNvLinkRemotePciInfo_v2_t, false)                                                             \
+    X(nvmlDeviceGetNvLinkRemoteDeviceType, "nvmlDeviceGetNvLinkRemoteDeviceType",                                     \
+      uform_nvmlDeviceGetNvLinkRemoteDeviceType_t, true)
 
 #endif

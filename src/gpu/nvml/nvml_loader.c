@@ -14,7 +14,7 @@
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
 
 typedef struct nvml_api_t {
-#define FIELD_(field, symbol, type) type field;
+#define FIELD_(field, symbol, type, optional) type field;
     UFORM_NVML_ENTRY_POINTS(FIELD_)
 #undef FIELD_
 } nvml_api_t;
@@ -22,7 +22,7 @@ typedef struct nvml_api_t {
 UFORM__LIBRARY_DEFINE(loader)
 static nvml_api_t api;
 
-#define ENTRY_(field, symbol, type) UFORM__LIBRARY_ENTRY(nvml_api_t, field, symbol, 0, symbol, false)
+#define ENTRY_(field, symbol, type, optional) UFORM__LIBRARY_ENTRY(nvml_api_t, field, symbol, 0, symbol, optional)
 static const uform__library_entry_t entries[] = {UFORM_NVML_ENTRY_POINTS(ENTRY_)};
 
 static uform_status_t load(void) {
@@ -56,9 +56,23 @@ static bool same_pci(const pci_t *a, const pci_t *b) {
     return a->domain == b->domain && a->bus == b->bus && a->device == b->device && a->function == b->function;
 }
 
-/* Where link `link` of `device` ends, when it is active: true with `*far` set. `*known` false
+/* Where one active link ends: another GPU, or an NVSwitch (then `far` is the switch's address). */
+typedef struct link_end_t {
+    pci_t far;
+    bool switch_end;
+} link_end_t;
+
+/* A GPU's active links, as NVML tells them. `known` false when a query NVML should answer
+ * failed: a link it could not read may go anywhere. */
+typedef struct gpu_links_t {
+    link_end_t ends[UFORM_NVML_NVLINK_MAX_LINKS];
+    size_t count;
+    bool known, asked;
+} gpu_links_t;
+
+/* Where link `link` of `device` ends, when it is active: true with `*end` set. `*known` false
  * when NVML cannot say (a failing query other than the device having no such link). */
-static bool active_link_end(uform_nvmlDevice device, unsigned link, pci_t *far, bool *known) {
+static bool active_link_end(uform_nvmlDevice device, unsigned link, link_end_t *end, bool *known) {
     uform_nvmlEnableState state = UFORM_NVML_FEATURE_DISABLED;
     uform_nvmlReturn result = api.nvmlDeviceGetNvLinkState(device, link, &state);
     /* A GPU without NVLink, or with fewer links than the index, answers NOT_SUPPORTED or
@@ -69,6 +83,23 @@ static bool active_link_end(uform_nvmlDevice device, unsigned link, pci_t *far, 
         return false;
     }
     if (state != UFORM_NVML_FEATURE_ENABLED) return false;
+    /* Without the type query (NVML before R410) or where the device cannot answer it, the far
+     * end is taken for a GPU: the only kind there was before NVSwitches. */
+    uform_nvmlIntNvLinkDeviceType type = UFORM_NVML_NVLINK_DEVICE_TYPE_GPU;
+    if (api.nvmlDeviceGetNvLinkRemoteDeviceType) {
+        result = api.nvmlDeviceGetNvLinkRemoteDeviceType(device, link, &type);
+        if (result == UFORM_NVML_ERROR_NOT_SUPPORTED)
+            type = UFORM_NVML_NVLINK_DEVICE_TYPE_GPU;
+        else if (result != UFORM_NVML_SUCCESS) {
+            *known = false;
+            return false;
+        }
+    }
+    if (type != UFORM_NVML_NVLINK_DEVICE_TYPE_GPU && type != UFORM_NVML_NVLINK_DEVICE_TYPE_SWITCH) {
+        if (type == UFORM_NVML_NVLINK_DEVICE_TYPE_UNKNOWN) *known = false;
+        return false; /* an IBM NPU (a POWER9 CPU): not a GPU pair */
+    }
+    end->switch_end = type == UFORM_NVML_NVLINK_DEVICE_TYPE_SWITCH;
     uform_nvmlPciInfo info;
     memset(&info, 0, sizeof info);
     if (api.nvmlDeviceGetNvLinkRemotePciInfo_v2(device, link, &info) != UFORM_NVML_SUCCESS) {
@@ -76,26 +107,49 @@ static bool active_link_end(uform_nvmlDevice device, unsigned link, pci_t *far, 
         return false;
     }
     info.busId[sizeof info.busId - 1] = '\0';
-    if (parse_pci(info.busId, far)) return true;
+    if (parse_pci(info.busId, &end->far)) return true;
     /* The numeric fields, where busId does not parse: NVML names no function there. */
-    *far = (pci_t){info.domain, info.bus, info.device, 0};
+    end->far = (pci_t){info.domain, info.bus, info.device, 0};
     return true;
 }
 
-/* Row `i` of the matrix: GPU i's active links, counted by the GPU at their far end. */
-static void count_row(uform_nvmlDevice device, const pci_t *pcis, const bool *parsed, size_t count, size_t i,
+static void read_links(uform_nvmlDevice device, gpu_links_t *links) {
+    links->known = true;
+    links->asked = true;
+    links->count = 0;
+    for (unsigned link = 0; link < UFORM_NVML_NVLINK_MAX_LINKS; link++)
+        if (active_link_end(device, link, &links->ends[links->count], &links->known)) links->count++;
+}
+
+/* Whether GPU `links` has a link ending at switch `address`. */
+static bool reaches_switch(const gpu_links_t *links, const pci_t *address) {
+    for (size_t k = 0; k < links->count; k++)
+        if (links->ends[k].switch_end && same_pci(&links->ends[k].far, address)) return true;
+    return false;
+}
+
+/* Row `i` of the matrix: GPU i's active links, counted by the GPU at their far end; a link to an
+ * NVSwitch counts for every other GPU with a link to that same switch (the switch carries it to
+ * each of them, which is what `nvidia-smi topo -m` shows as NV18 on an HGX board). */
+static void count_row(const gpu_links_t *all, const pci_t *pcis, const bool *parsed, size_t count, size_t i,
                       int32_t *row) {
-    bool known = true;
+    const gpu_links_t *links = &all[i];
     for (size_t j = 0; j < count; j++) row[j] = 0;
-    for (unsigned link = 0; link < UFORM_NVML_NVLINK_MAX_LINKS; link++) {
-        pci_t far;
-        if (!active_link_end(device, link, &far, &known)) continue;
-        for (size_t j = 0; j < count; j++)
-            if (j != i && parsed[j] && same_pci(&far, &pcis[j])) row[j]++;
+    for (size_t k = 0; k < links->count; k++) {
+        const link_end_t *end = &links->ends[k];
+        for (size_t j = 0; j < count; j++) {
+            if (j == i) continue;
+            if (end->switch_end ? all[j].asked && reaches_switch(&all[j], &end->far)
+                                : parsed[j] && same_pci(&end->far, &pcis[j]))
+                row[j]++;
+        }
     }
-    if (!known)
-        for (size_t j = 0; j < count; j++)
-            if (j != i && !row[j]) row[j] = -1; /* a link NVML could not read may have gone there */
+    bool through_switch = false;
+    for (size_t k = 0; k < links->count; k++) through_switch |= links->ends[k].switch_end;
+    for (size_t j = 0; j < count; j++)
+        /* A link NVML could not read may have gone there: one of GPU i's, or (when i reaches a
+         * switch) one of GPU j's that may end at that switch. */
+        if (j != i && !row[j] && (!links->known || (through_switch && all[j].asked && !all[j].known))) row[j] = -1;
 }
 
 uform_status_t uform__nvml_nvlinks(const char *const *pci_addresses, size_t count, int32_t *nvlinks, char *why,
@@ -115,23 +169,31 @@ uform_status_t uform__nvml_nvlinks(const char *const *pci_addresses, size_t coun
     }
     pci_t *pcis = calloc(count ? count : 1, sizeof *pcis);
     bool *parsed = calloc(count ? count : 1, sizeof *parsed);
-    if (!pcis || !parsed) {
+    gpu_links_t *links = calloc(count ? count : 1, sizeof *links);
+    if (!pcis || !parsed || !links) {
         free(pcis);
         free(parsed);
+        free(links);
         api.nvmlShutdown();
         if (capacity) snprintf(why, capacity, "no memory for %zu GPUs' PCI addresses", count);
         return UFORM_STATUS_OUT_OF_MEMORY;
     }
     for (size_t j = 0; j < count; j++) parsed[j] = parse_pci(pci_addresses[j], &pcis[j]);
+    /* Every GPU's links first: a link to a switch counts for the GPUs on that switch. */
     for (size_t i = 0; i < count; i++) {
         uform_nvmlDevice device = NULL;
         if (!parsed[i] || api.nvmlDeviceGetHandleByPciBusId_v2(pci_addresses[i], &device) != UFORM_NVML_SUCCESS)
             continue; /* not NVML's GPU (another vendor's): its row stays unknown */
-        count_row(device, pcis, parsed, count, i, &nvlinks[i * count]);
+        read_links(device, &links[i]);
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (!links[i].asked) continue;
+        count_row(links, pcis, parsed, count, i, &nvlinks[i * count]);
         nvlinks[i * count + i] = 0;
     }
     free(pcis);
     free(parsed);
+    free(links);
     api.nvmlShutdown();
     return UFORM_STATUS_OK;
 }

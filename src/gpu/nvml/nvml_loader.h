@@ -12,9 +12,9 @@
 
 /**
  * The active NVLinks between each pair of `count` GPUs named by PCI address ("0000:1b:00.0"):
- * `nvlinks[i * count + j]` is how many active links of GPU i have GPU j at their far end (0
- * for none, the diagonal 0), or -1 where NVML cannot say (no such GPU in NVML, a link query
- * failing). The whole matrix is -1 when NVML is absent or fails to start; the status then
+ * `nvlinks[i * count + j]` is how many active links of GPU i have GPU j at their far end, or
+ * an NVSwitch that GPU j also has a link to (0 for none, the diagonal 0), or -1 where NVML
+ * cannot say (no such GPU in NVML, a link query failing). The whole matrix is -1 when NVML is absent or fails to start; the status then
  * says why (NOT_FOUND without the library, UNSUPPORTED for a library lacking an entry point,
  * DEVICE_FAULT for a failing nvmlInit_v2) with the message in `why` ("" on OK). Each call
  * starts NVML and shuts it down again (nvmlInit_v2 and nvmlShutdown count), so no NVML state

@@ -2,7 +2,7 @@
  * (src/gpu/nvml/nvml_abi.h), with nvml.h's documented semantics (README.md). Its GPUs are the
  * CUDA double's: it parses the same UFORM_CUDA_DOUBLE_CONFIG with the CUDA double's own parser,
  * so both agree on every PCI address and NVLink group; UFORM_NVML_DOUBLE_CONFIG holds its own
- * faults. Only the six entry points are exported (-fvisibility=hidden). */
+ * faults and NVSwitch wiring. Only the seven entry points are exported (-fvisibility=hidden). */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -30,6 +30,14 @@ enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 };
 /* Links joining each pair of one NVLink group, at most: a group of n GPUs gets
  * min(LINKS_PER_PEER, 18 / (n - 1)) per pair, so every GPU's links fit its 18. */
 #define LINKS_PER_PEER 4
+/* nvmlIntNvLinkDeviceType_t. */
+enum { NVML_NVLINK_DEVICE_TYPE_GPU = 0x00, NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02 };
+/* `nvswitch group=<g> switches=<n>` lines, at most; a group wired through switches has them all. */
+#define MAX_SWITCHED_GROUPS 8
+#define MAX_SWITCHES 18
+/* The NVSwitches' PCI addresses: domain SWITCH_DOMAIN (one the configurations' GPUs do not use),
+ * bus 18 x (the line's order) + the switch's index, device 0, function 0 (README.md). */
+#define SWITCH_DOMAIN 0xFFFFu
 
 typedef unsigned int nvmlReturn_t;
 typedef struct nvmlPciInfo_st {
@@ -40,8 +48,9 @@ typedef struct nvmlPciInfo_st {
 /* A handle is the address of its GPU's entry in `gpus`. */
 typedef struct gpu_t {
     const emulated_device_t *device;
-    size_t index;                    /* in the configuration */
-    int peer[NVML_NVLINK_MAX_LINKS]; /* the configuration index each link reaches; -1 disabled */
+    size_t index;                      /* in the configuration */
+    int peer[NVML_NVLINK_MAX_LINKS];   /* the configuration index each link reaches; -1 none */
+    int switch_bus[NVML_NVLINK_MAX_LINKS]; /* the bus of the NVSwitch a link reaches; -1 none */
 } gpu_t;
 typedef gpu_t *nvmlDevice_t;
 
@@ -63,35 +72,82 @@ static size_t gpu_count;
 static nvmlReturn_t init_result; /* `fault init=`; NVML_ERROR_UNKNOWN for a refused configuration */
 static char refusal[256];
 static unsigned init_count; /* nvmlInit_v2 and nvmlShutdown count: NVML is initialised while > 0 */
+static nvmlReturn_t remote_type_result; /* `fault remote_type=`: what nvmlDeviceGetNvLinkRemoteDeviceType answers */
+static struct {
+    int group;
+    unsigned switches;
+} switched[MAX_SWITCHED_GROUPS];
+static size_t switched_count;
+
+/* `nvswitch group=<g> switches=<n>`: group g's GPUs reach each other through n NVSwitches. */
+static void switch_line(char *rest, size_t number) {
+    long group = -1, switches = 0;
+    char *save = NULL;
+    for (char *word = strtok_r(rest, " \t", &save); word; word = strtok_r(NULL, " \t", &save)) {
+        char key[16];
+        long parsed;
+        char tail;
+        if (sscanf(word, "%15[^=]=%ld%c", key, &parsed, &tail) != 2) parsed = -1, snprintf(key, sizeof key, "%s", word);
+        if (!strcmp(key, "group")) group = parsed;
+        else if (!strcmp(key, "switches")) switches = parsed;
+        else {
+            double_config_refuse(refusal, sizeof refusal, number, "unknown nvswitch key '%s'", key);
+            return;
+        }
+    }
+    if (group < 0 || switches < 1 || switches > MAX_SWITCHES || switched_count == MAX_SWITCHED_GROUPS) {
+        double_config_refuse(refusal, sizeof refusal, number,
+                             "nvswitch needs group=<0 or more> switches=<1 to %d> (at most %d such lines)",
+                             MAX_SWITCHES, MAX_SWITCHED_GROUPS);
+        return;
+    }
+    switched[switched_count].group = (int)group;
+    switched[switched_count++].switches = (unsigned)switches;
+}
 
 static void own_line(char *line, size_t number, void *context) {
     (void)context;
     char *key = line;
+    if (!strncmp(key, "nvswitch", 8) && (key[8] == ' ' || key[8] == '\t')) {
+        switch_line(key + 8, number);
+        return;
+    }
     if (strncmp(key, "fault", 5) || (key[5] != ' ' && key[5] != '\t')) {
         double_config_refuse(refusal, sizeof refusal, number, "unknown line '%s'", line);
         return;
     }
     key += 5;
     char *value = double_config_key_value(&key);
-    if (!value || strcmp(key, "init")) {
+    if (!value || (strcmp(key, "init") && strcmp(key, "remote_type"))) {
         double_config_refuse(refusal, sizeof refusal, number, "unknown fault '%s'", key);
         return;
     }
     long result = double_config_error(value, nvml_errors, sizeof nvml_errors / sizeof nvml_errors[0]);
     if (result <= 0)
-        double_config_refuse(refusal, sizeof refusal, number, "init=%s is not an NVML error", value);
-    else
+        double_config_refuse(refusal, sizeof refusal, number, "%s=%s is not an NVML error", key, value);
+    else if (!strcmp(key, "init"))
         init_result = (nvmlReturn_t)result;
+    else
+        remote_type_result = (nvmlReturn_t)result;
 }
 
 /* Deals each GPU's links out to the other GPUs of its group, LINKS_PER_PEER (or fewer) each,
- * in configuration order; the rest stay disabled. */
+ * in configuration order; the rest stay disabled. A group wired through NVSwitches instead has
+ * all 18 links of each GPU active, link l to switch l mod n (an HGX H100 board: 18 links over 4
+ * switches). */
 static void wire(void) {
     for (size_t i = 0; i < gpu_count; i++) {
         gpu_t *gpu = &gpus[i];
-        for (size_t l = 0; l < NVML_NVLINK_MAX_LINKS; l++) gpu->peer[l] = -1;
+        for (size_t l = 0; l < NVML_NVLINK_MAX_LINKS; l++) gpu->peer[l] = gpu->switch_bus[l] = -1;
         int group = gpu->device->nvlink_group;
         if (group < 0) continue;
+        size_t line = 0;
+        while (line < switched_count && switched[line].group != group) line++;
+        if (line < switched_count) {
+            for (unsigned l = 0; l < NVML_NVLINK_MAX_LINKS; l++)
+                gpu->switch_bus[l] = (int)(MAX_SWITCHES * line + l % switched[line].switches);
+            continue;
+        }
         size_t members = 0;
         for (size_t j = 0; j < gpu_count; j++) members += gpus[j].device->nvlink_group == group;
         if (members < 2) continue;
@@ -129,6 +185,19 @@ static void load(void) {
     }
     gpu_count = devices.device_count;
     for (size_t i = 0; i < gpu_count; i++) gpus[i] = (gpu_t){.device = &devices.devices[i], .index = i};
+    /* A switch and a GPU never share a PCI address on a real machine. */
+    for (size_t line = 0; line < switched_count; line++)
+        for (unsigned k = 0; k < switched[line].switches; k++)
+            for (size_t i = 0; i < gpu_count; i++) {
+                const emulated_device_t *d = gpus[i].device;
+                if (d->pci_domain == SWITCH_DOMAIN && d->pci_bus == MAX_SWITCHES * line + k && !d->pci_device &&
+                    !d->pci_function) {
+                    fprintf(stderr, "NVML test double: configuration refused: GPU %zu is at switch %u's address\n",
+                            i, k);
+                    init_result = NVML_ERROR_UNKNOWN;
+                    return;
+                }
+            }
     wire();
 }
 
@@ -216,7 +285,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int l
     gpu_t *gpu = NULL;
     nvmlReturn_t result = link_checks(device, link, is_active, &gpu);
     if (result != NVML_SUCCESS) return result;
-    *is_active = gpu->peer[link] >= 0 ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    *is_active = gpu->peer[link] >= 0 || gpu->switch_bus[link] >= 0 ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
     return NVML_SUCCESS;
 }
 
@@ -225,9 +294,18 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, uns
     nvmlReturn_t result = link_checks(device, link, pci, &gpu);
     if (result != NVML_SUCCESS) return result;
     /* A disabled link has no far end to describe. */
-    if (gpu->peer[link] < 0) return NVML_ERROR_NOT_SUPPORTED;
-    const emulated_device_t *far = gpus[gpu->peer[link]].device;
+    if (gpu->peer[link] < 0 && gpu->switch_bus[link] < 0) return NVML_ERROR_NOT_SUPPORTED;
     memset(pci, 0, sizeof *pci);
+    if (gpu->switch_bus[link] >= 0) {
+        unsigned bus = (unsigned)gpu->switch_bus[link];
+        snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:00.0", SWITCH_DOMAIN, bus & 0xFFu);
+        snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:00.0", SWITCH_DOMAIN, bus & 0xFFu);
+        pci->domain = SWITCH_DOMAIN;
+        pci->bus = bus;
+        pci->pciDeviceId = 0x22A310DEu; /* a third-generation NVSwitch: device 0x22A3, vendor 0x10DE */
+        return NVML_SUCCESS;
+    }
+    const emulated_device_t *far = gpus[gpu->peer[link]].device;
     snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.%X", far->pci_domain & 0xFFFF, far->pci_bus,
              far->pci_device, far->pci_function);
     snprintf(pci->busId, sizeof pci->busId, "%08X:%02X:%02X.%X", far->pci_domain, far->pci_bus, far->pci_device,
@@ -236,5 +314,16 @@ EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, uns
     pci->bus = far->pci_bus;
     pci->device = far->pci_device;
     pci->pciDeviceId = 0x233010DEu; /* an H100 SXM5: device 0x2330, vendor 0x10DE */
+    return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
+                                                       unsigned int *type) {
+    gpu_t *gpu = NULL;
+    nvmlReturn_t result = link_checks(device, link, type, &gpu);
+    if (result != NVML_SUCCESS) return result;
+    if (remote_type_result != NVML_SUCCESS) return remote_type_result;
+    if (gpu->peer[link] < 0 && gpu->switch_bus[link] < 0) return NVML_ERROR_NOT_SUPPORTED;
+    *type = gpu->switch_bus[link] >= 0 ? NVML_NVLINK_DEVICE_TYPE_SWITCH : NVML_NVLINK_DEVICE_TYPE_GPU;
     return NVML_SUCCESS;
 }
