@@ -162,3 +162,25 @@ def test_the_consumer_stream_waits_on_the_device_not_the_host(cuda_double, tmp_p
     assert answer["before_gate"] == []
     assert answer["gate_had_passed"] is True
     assert answer["bytes"] == [0xAB]
+
+
+def test_the_first_device_view_waits_for_no_queued_call(cuda_double, tmp_path):
+    """The executor learns its devices' DLPack devices when it is made, so an arena's first
+    device_view() answers at once while a deferred call still holds the devices: the call below
+    waits for a gate the main thread opens only after device_view() has returned (had the view
+    waited for the call, the call's wait would run out after 30 s and say so)."""
+    answer = run_child(cuda_double, tmp_path, TWO_DEVICES, PRELUDE + """
+        import threading
+        with Executor.for_vram() as executor, Arena.new_in(executor, 1 << 20) as arena:
+            gate = threading.Event()
+            opened = []
+            pending = executor.for_devices(lambda slot: opened.append(gate.wait(30)), deferred=True)
+            views = [list(arena.device_view(device).__dlpack_device__()) for device in range(2)]
+            still_pending = not pending.done()
+            gate.set()
+            pending.wait()
+        report(opened=opened, still_pending=still_pending, views=views)
+    """)
+    assert answer["opened"] == [True, True]
+    assert answer["still_pending"] is True
+    assert answer["views"] == [[2, 0], [2, 1]]

@@ -135,8 +135,8 @@ static PyObject *Arena_new_in(PyTypeObject *cls, PyObject *args, PyObject *kwarg
             Py_DECREF(self);
             return PyErr_NoMemory();
         }
-        /* device_view() learns each device's DLPack device on first use: learning is a call,
-         * which would wait here behind the executor's deferred calls. */
+        /* device_view() takes each device's DLPack device from the executor on first use (or
+         * learns it with a call, where the executor could not say when it was made). */
     }
     return (PyObject *)self;
 }

@@ -12,27 +12,20 @@ void arena_let_go(PyObject *arena) { ((ArenaObject *)arena)->exports--; }
 
 /* ---- what each device of a device arena is, in DLPack's terms ---------------------------------- */
 
-typedef struct {
-    int32_t *types;
-    int32_t *ids;
-} learnt_t;
-
-static uform_status_t learn_slot(void *context, const uform_device_slot_t *slot) {
-    learnt_t *learnt = context;
-    learnt->types[slot->device] = slot->vendor == UFORM_GPU_VENDOR_AMD ? DL_ROCM : DL_CUDA;
-    learnt->ids[slot->device] = slot->native_device;
-    return UFORM_STATUS_OK;
-}
-
 int arena_learn_devices(ArenaObject *self) {
     if (self->dl_device_types[0] != 0) return 0;
     ExecutorObject *executor = (ExecutorObject *)self->executor;
     if (executor_check(executor) < 0) return -1;
-    learnt_t learnt = {self->dl_device_types, self->dl_device_ids};
+    if (executor->dl_device_types && executor->dl_devices >= self->devices) {
+        /* Learnt when the executor was made: no call, so nothing queued is waited for. */
+        memcpy(self->dl_device_types, executor->dl_device_types, self->devices * sizeof(int32_t));
+        memcpy(self->dl_device_ids, executor->dl_device_ids, self->devices * sizeof(int32_t));
+        return 0;
+    }
     uform_status_t status;
     executor->busy++;
     Py_BEGIN_ALLOW_THREADS
-    status = uform_executor_for_devices(executor->executor, NULL, learn_slot, &learnt);
+    status = device_kinds_ask(executor->executor, self->dl_device_types, self->dl_device_ids);
     Py_END_ALLOW_THREADS
     executor->busy--;
     if (status != UFORM_STATUS_OK) {
@@ -294,10 +287,11 @@ const char Arena_device_view_doc[] =
     "\n"
     "Raises:\n"
     "  ValueError: a range outside the arena, or a closed arena. BufferError: a host arena.\n"
-    "  InvalidArgumentError: a device out of range. The arena's first device view learns\n"
-    "  each device's DLPack device with a call on the executor (after its earlier calls):\n"
-    "  ValueError for a closed executor, RuntimeError from one of its own callbacks,\n"
-    "  ContendedError while another thread's call holds it.\n"
+    "  InvalidArgumentError: a device out of range. ValueError for a closed executor. The\n"
+    "  executor learns each device's DLPack device when it is made; where it could not, the\n"
+    "  arena's first device view asks with a call on the executor (after its earlier calls):\n"
+    "  RuntimeError from one of its own callbacks, ContendedError while another thread's call\n"
+    "  holds it.\n"
     "\n"
     "Example:\n"
     "    p = arena.allocate(1 << 20)\n"

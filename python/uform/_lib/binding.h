@@ -129,8 +129,17 @@ typedef struct {
     PyObject *weakreflist;
     Py_ssize_t busy;      /* Python threads inside a C call on it (guarded by the GIL) */
     Py_ssize_t lent_staging; /* staging views whose exports outlived their device function (vram.c) */
+    /* A device executor's devices in DLPack's terms (DL_CUDA or DL_ROCM, and the native ordinal),
+     * learnt by for_vram right after creation, while no call can be queued ahead of it; NULL when
+     * not learnt (a RAM executor, or the learning call failed: arena_view.c then asks itself). */
+    int32_t *dl_device_types, *dl_device_ids;
+    size_t dl_devices;
     int closed;
 } ExecutorObject;
+
+/* Fills each device's DLPack device type and native ordinal with one for_devices call (no GIL
+ * needed; it waits for the executor's earlier calls). */
+uform_status_t device_kinds_ask(uform_executor_t *executor, int32_t *types, int32_t *ids);
 
 extern PyTypeObject ExecutorType;
 

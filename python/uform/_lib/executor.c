@@ -1,6 +1,8 @@
 /* uform.lib: uform.Executor: constructors, verbs, drain and close. */
 #include "binding.h"
 
+#include <stdbool.h>
+
 #include <signal.h>
 #include <time.h>
 
@@ -197,6 +199,8 @@ static void Executor_dealloc(ExecutorObject *self) {
         uform_status_t status = executor_release(self);
         (void)status; /* FORKED in a child: the memory is released all the same */
     }
+    PyMem_RawFree(self->dl_device_types);
+    PyMem_RawFree(self->dl_device_ids);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -338,6 +342,41 @@ PyDoc_STRVAR(Executor_for_vram_doc,
     "\n"
     "Calls uform_executor_for_vram.");
 
+typedef struct {
+    int32_t *types, *ids;
+} device_kinds_t;
+
+static uform_status_t learn_device_kind(void *context, const uform_device_slot_t *slot) {
+    device_kinds_t *kinds = context;
+    kinds->types[slot->device] = slot->vendor == UFORM_GPU_VENDOR_AMD ? DL_ROCM : DL_CUDA;
+    kinds->ids[slot->device] = slot->native_device;
+    return UFORM_STATUS_OK;
+}
+
+uform_status_t device_kinds_ask(uform_executor_t *executor, int32_t *types, int32_t *ids) {
+    device_kinds_t kinds = {types, ids};
+    return uform_executor_for_devices(executor, NULL, learn_device_kind, &kinds);
+}
+
+/* A new device executor's devices in DLPack's terms, asked while nothing can be queued ahead of
+ * the call (nobody else holds the executor yet), so that an arena's first device_view() never
+ * waits behind deferred calls. Without the GIL; false (nothing kept) when the call fails: the
+ * arena then asks on first use. */
+static bool learn_device_kinds(uform_executor_t *executor, int32_t **types, int32_t **ids, size_t *count) {
+    size_t devices = uform_executor_devices(executor);
+    *types = *ids = NULL;
+    *count = 0;
+    if (!devices) return false;
+    device_kinds_t kinds = {PyMem_RawCalloc(devices, sizeof(int32_t)), PyMem_RawCalloc(devices, sizeof(int32_t))};
+    if (kinds.types && kinds.ids && device_kinds_ask(executor, kinds.types, kinds.ids) == UFORM_STATUS_OK) {
+        *types = kinds.types, *ids = kinds.ids, *count = devices;
+        return true;
+    }
+    PyMem_RawFree(kinds.types);
+    PyMem_RawFree(kinds.ids);
+    return false;
+}
+
 static PyObject *Executor_for_vram(PyTypeObject *cls, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"devices",        "scratch_limit", "deferred_limit", "gpu_class",
                                "memory_domains", "cpu_class",     NULL};
@@ -363,14 +402,25 @@ static PyObject *Executor_for_vram(PyTypeObject *cls, PyObject *args, PyObject *
     }
     uform_executor_t *executor = NULL;
     uform_status_t status;
+    int32_t *kind_types = NULL, *kind_ids = NULL;
+    size_t kinds = 0;
     Py_BEGIN_ALLOW_THREADS
     status = uform_executor_for_vram(devices, devices_count, (uform_gpu_class_t)gpu_class, domains, domains_count,
                                      (uform_cpu_class_t)cpu_class, NULL, 0, scratch_limit, deferred_limit,
                                      &executor);
+    if (status == UFORM_STATUS_OK) (void)learn_device_kinds(executor, &kind_types, &kind_ids, &kinds);
     Py_END_ALLOW_THREADS
     PyMem_Free(devices);
     PyMem_Free(domains);
-    return constructed(cls, status, executor);
+    PyObject *wrapped = constructed(cls, status, executor);
+    if (!wrapped) {
+        PyMem_RawFree(kind_types);
+        PyMem_RawFree(kind_ids);
+        return NULL;
+    }
+    ExecutorObject *self = (ExecutorObject *)wrapped;
+    self->dl_device_types = kind_types, self->dl_device_ids = kind_ids, self->dl_devices = kinds;
+    return wrapped;
 }
 
 PyDoc_STRVAR(Executor_drain_doc,
