@@ -111,11 +111,14 @@ static int time_batches(options_t const *o, caller_t const *c, double *best_ns, 
     return failed;
 }
 
-/* 1 on the thread that submits calls; each slot's `sink` counts the items that ran there, so a
- * pool whose calling thread runs the items itself (no fork at all) shows as such. */
+/* 1 on the thread that submits calls; in the untimed calls after the batches each slot's `sink`
+ * counts the items that ran there, so a pool whose calling thread runs the items itself (no
+ * fork at all) shows as such. Untimed: reading a thread-local in every item made some pools'
+ * calls 10-20% slower than others' (measured), which the timed item must not. */
 static _Thread_local unsigned char on_caller;
+#define SHARE_CALLS 2000
 
-static void pair_item(void *context, size_t item) {
+static void share_item(void *context, size_t item) {
     bench_work_slot_t *slots = (bench_work_slot_t *)context;
     slots[item].count++;
     slots[item].sink += on_caller;
@@ -130,8 +133,24 @@ typedef struct pool_state_t {
 
 static int pool_call(void *state, size_t *calls) {
     pool_state_t *p = (pool_state_t *)state;
-    int failed = p->peer->fork_join(p->pool, p->items, pair_item, p->slots);
+    int failed = p->peer->fork_join(p->pool, p->items, bench_work_empty_item, p->slots);
     return failed | bench_work_check(p->slots, p->items, ++*calls, "fork-join");
+}
+
+/* The calling thread's share of the items over SHARE_CALLS untimed calls; `calls` as far as the
+ * slots' counts go. */
+static int caller_share(pool_state_t *p, size_t calls, double *share) {
+    for (size_t i = 0; i < p->items; i++) p->slots[i].sink = 0;
+    on_caller = 1;
+    int failed = 0;
+    for (int k = 0; k < SHARE_CALLS && !failed; k++) {
+        failed |= p->peer->fork_join(p->pool, p->items, share_item, p->slots);
+        failed |= bench_work_check(p->slots, p->items, ++calls, "fork-join (caller share)");
+    }
+    double on_the_caller = 0;
+    for (size_t i = 0; i < p->items; i++) on_the_caller += (double)p->slots[i].sink;
+    *share = on_the_caller / ((double)SHARE_CALLS * (double)p->items);
+    return failed;
 }
 
 static int floor_caller(void *state, size_t *calls) { return floor_call((floor_t *)state, calls); }
@@ -173,11 +192,8 @@ int bench_pairs_child(options_t const *o, char const *spec) {
         memset(slots, 0, sizeof(bench_work_slot_t) * threads);
         pool_state_t state = {peer, pool, threads, slots};
         caller_t c = {pool_call, &state};
-        on_caller = 1;
         failed = time_batches(o, &c, &best, &median);
-        double ran = 0, on_the_caller = 0;
-        for (size_t i = 0; i < threads; i++) ran += (double)slots[i].count, on_the_caller += (double)slots[i].sink;
-        share = ran > 0 ? on_the_caller / ran : NAN;
+        if (!failed) failed = caller_share(&state, slots[0].count, &share);
         peer->destroy(pool);
         free(slots);
     }
@@ -312,9 +328,10 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
            "rounds (below 1: uform is faster), with its range and the number of paired rounds; the first from "
            "best batches, the second from median batches. / floor: this pool's best batch over the floor's in "
            "the same round (the floor: two pinned threads exchanging a line and bumping a slot each, no pool). "
-             "caller: the share of items the calling thread ran itself (%.0f%% is an even split; near 100%%, "
+             "caller: the share of items the calling thread ran itself, over %d untimed calls after the batches "
+             "(%.0f%% is an even split; near 100%%, "
              "the pool hardly forks at this size and its time is not a fork-join's).",
-           threads, threads, BATCH_SECONDS * 1e3, 100.0 / (double)threads);
+           threads, threads, BATCH_SECONDS * 1e3, SHARE_CALLS, 100.0 / (double)threads);
     printf("\n");
     bench_print_wrapped(text, "");
     if (run.any_failed) printf("\nSome configurations FAILED a correctness check, crashed or hung; see stderr.\n");
