@@ -4,21 +4,13 @@
  * each disabled) and one on no NVLink. Before nvmlInit_v2 every call is UNINITIALIZED; a bad
  * link index or handle is INVALID_ARGUMENT; an unknown bus id NOT_FOUND; a GPU without NVLink
  * NOT_SUPPORTED. */
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gpu/nvml/nvml_abi.h"
 #include "gpu/nvml/nvml_loader.h"
-#include "test.h"
-
-static void *bind(void *library, const char *name) {
-    void *pointer = dlsym(library, name);
-    if (!pointer) TEST_FAIL_("the NVML double lacks %s", name);
-    return pointer;
-}
+#include "nvml_double_api.h"
 
 /* In a child (the double reads its configuration once per process): `config` as
  * UFORM_NVML_DOUBLE_CONFIG makes nvmlInit_v2 answer `expected`. */
@@ -27,10 +19,9 @@ static void init_answers(const char *config, uform_nvmlReturn expected) {
     CHECK(child >= 0);
     if (child == 0) {
         setenv("UFORM_NVML_DOUBLE_CONFIG", config, 1);
-        void *library = dlopen(UFORM_TEST_NVML_DOUBLE, RTLD_NOW | RTLD_LOCAL);
-        if (!library) _exit(2);
-        uform_nvmlInit_v2_t init = (uform_nvmlInit_v2_t)dlsym(library, "nvmlInit_v2");
-        _exit(init && init() == expected ? 0 : 1);
+        nvml_double_api_t api;
+        (void)nvml_double_open(&api);
+        _exit(api.nvmlInit_v2() == expected ? 0 : 1);
     }
     int status = 0;
     CHECK(waitpid(child, &status, 0) == child);
@@ -50,79 +41,72 @@ int main(void) {
     init_answers("fault shutdown=1", 999);
     init_answers("links per_peer=2", 999);
     unsetenv("UFORM_NVML_DOUBLE_CONFIG");
-    void *library = dlopen(UFORM_TEST_NVML_DOUBLE, RTLD_NOW | RTLD_LOCAL);
-    CHECK(library != NULL);
-    uform_nvmlInit_v2_t init = (uform_nvmlInit_v2_t)bind(library, "nvmlInit_v2");
-    uform_nvmlShutdown_t shutdown = (uform_nvmlShutdown_t)bind(library, "nvmlShutdown");
-    uform_nvmlErrorString_t error_string = (uform_nvmlErrorString_t)bind(library, "nvmlErrorString");
-    uform_nvmlDeviceGetHandleByPciBusId_v2_t by_bus =
-        (uform_nvmlDeviceGetHandleByPciBusId_v2_t)bind(library, "nvmlDeviceGetHandleByPciBusId_v2");
-    uform_nvmlDeviceGetNvLinkState_t state_of =
-        (uform_nvmlDeviceGetNvLinkState_t)bind(library, "nvmlDeviceGetNvLinkState");
-    uform_nvmlDeviceGetNvLinkRemotePciInfo_v2_t remote_of =
-        (uform_nvmlDeviceGetNvLinkRemotePciInfo_v2_t)bind(library, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+    nvml_double_api_t api;
+    void *library = nvml_double_open(&api);
     /* Only the entry points are exported: the parser the double shares with the CUDA one is not. */
     CHECK(dlsym(library, "emulated_config_parse") == NULL);
 
     /* Before nvmlInit_v2. */
     uform_nvmlDevice gpu = NULL;
-    CHECK_EQ_INT(by_bus("0000:1b:00.0", &gpu), UFORM_NVML_ERROR_UNINITIALIZED);
-    CHECK_EQ_INT(shutdown(), UFORM_NVML_ERROR_UNINITIALIZED);
-    CHECK_EQ_STR(error_string(UFORM_NVML_ERROR_NOT_FOUND), "Not Found"); /* works uninitialised */
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("0000:1b:00.0", &gpu), UFORM_NVML_ERROR_UNINITIALIZED);
+    CHECK_EQ_INT(api.nvmlShutdown(), UFORM_NVML_ERROR_UNINITIALIZED);
+    CHECK_EQ_STR(api.nvmlErrorString(UFORM_NVML_ERROR_NOT_FOUND), "Not Found"); /* works uninitialised */
 
-    CHECK_EQ_INT(init(), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlInit_v2(), UFORM_NVML_SUCCESS);
     /* nvml.h's three spellings of a bus id, all hexadecimal, either case. */
     uform_nvmlDevice gpus[4] = {NULL};
-    CHECK_EQ_INT(by_bus("0000:1b:00.0", &gpus[0]), UFORM_NVML_SUCCESS);
-    CHECK_EQ_INT(by_bus("00000000:43:00.0", &gpus[1]), UFORM_NVML_SUCCESS);
-    CHECK_EQ_INT(by_bus("0:52:0", &gpus[2]), UFORM_NVML_SUCCESS);
-    CHECK_EQ_INT(by_bus("61:00.0", &gpus[3]), UFORM_NVML_SUCCESS);
-    CHECK_EQ_INT(by_bus("0000:1B:00.0", &gpu), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("0000:1b:00.0", &gpus[0]), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("00000000:43:00.0", &gpus[1]), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("0:52:0", &gpus[2]), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("61:00.0", &gpus[3]), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("0000:1B:00.0", &gpu), UFORM_NVML_SUCCESS);
     CHECK(gpu == gpus[0]);
     CHECK(gpus[0] != gpus[1] && gpus[1] != gpus[2] && gpus[2] != gpus[3] && gpus[3] != NULL);
     gpu = NULL;
-    CHECK_EQ_INT(by_bus("0000:99:00.0", &gpu), UFORM_NVML_ERROR_NOT_FOUND);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("0000:99:00.0", &gpu), UFORM_NVML_ERROR_NOT_FOUND);
     CHECK(gpu == NULL);
-    CHECK_EQ_INT(by_bus(NULL, &gpu), UFORM_NVML_ERROR_INVALID_ARGUMENT);
-    CHECK_EQ_INT(by_bus("0000:1b:00.0", NULL), UFORM_NVML_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2(NULL, &gpu), UFORM_NVML_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("0000:1b:00.0", NULL), UFORM_NVML_ERROR_INVALID_ARGUMENT);
 
     /* GPU 0's links: 0-3 reach GPU 1, 4-7 GPU 2, 8-17 are disabled. */
     static const char *const far_ends[] = {"00000000:43:00.0", "00000000:52:00.0"};
     for (unsigned link = 0; link < UFORM_NVML_NVLINK_MAX_LINKS; link++) {
         uform_nvmlEnableState state = 77;
-        CHECK_EQ_INT(state_of(gpus[0], link, &state), UFORM_NVML_SUCCESS);
+        CHECK_EQ_INT(api.nvmlDeviceGetNvLinkState(gpus[0], link, &state), UFORM_NVML_SUCCESS);
         uform_nvmlPciInfo pci;
         memset(&pci, 0, sizeof pci);
         if (link < 8) {
             CHECK_EQ_INT(state, UFORM_NVML_FEATURE_ENABLED);
-            CHECK_EQ_INT(remote_of(gpus[0], link, &pci), UFORM_NVML_SUCCESS);
+            CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(gpus[0], link, &pci), UFORM_NVML_SUCCESS);
             CHECK_EQ_STR(pci.busId, far_ends[link / 4]);
             CHECK_EQ_INT(pci.bus, link < 4 ? 0x43 : 0x52);
             CHECK_EQ_INT(pci.domain, 0);
         } else {
             CHECK_EQ_INT(state, UFORM_NVML_FEATURE_DISABLED);
-            CHECK_EQ_INT(remote_of(gpus[0], link, &pci), UFORM_NVML_ERROR_NOT_SUPPORTED);
+            CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(gpus[0], link, &pci), UFORM_NVML_ERROR_NOT_SUPPORTED);
         }
     }
     /* GPU 1's first links reach GPU 0 (the configuration's first other member). */
     uform_nvmlPciInfo pci;
-    CHECK_EQ_INT(remote_of(gpus[1], 0, &pci), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(gpus[1], 0, &pci), UFORM_NVML_SUCCESS);
     CHECK_EQ_STR(pci.busId, "00000000:1B:00.0");
     uform_nvmlEnableState state = 77;
-    CHECK_EQ_INT(state_of(gpus[0], UFORM_NVML_NVLINK_MAX_LINKS, &state), UFORM_NVML_ERROR_INVALID_ARGUMENT);
-    CHECK_EQ_INT(remote_of(gpus[0], UFORM_NVML_NVLINK_MAX_LINKS, &pci), UFORM_NVML_ERROR_INVALID_ARGUMENT);
-    CHECK_EQ_INT(state_of(gpus[0], 0, NULL), UFORM_NVML_ERROR_INVALID_ARGUMENT);
-    CHECK_EQ_INT(state_of((uform_nvmlDevice)&state, 0, &state), UFORM_NVML_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkState(gpus[0], UFORM_NVML_NVLINK_MAX_LINKS, &state),
+                 UFORM_NVML_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(gpus[0], UFORM_NVML_NVLINK_MAX_LINKS, &pci),
+                 UFORM_NVML_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkState(gpus[0], 0, NULL), UFORM_NVML_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkState((uform_nvmlDevice)&state, 0, &state), UFORM_NVML_ERROR_INVALID_ARGUMENT);
     CHECK_EQ_INT(state, 77);
-    CHECK_EQ_INT(state_of(gpus[3], 0, &state), UFORM_NVML_ERROR_NOT_SUPPORTED); /* on no NVLink */
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkState(gpus[3], 0, &state), UFORM_NVML_ERROR_NOT_SUPPORTED); /* on no NVLink */
 
     /* Initialisation counts: one shutdown per init, then uninitialised again. */
-    CHECK_EQ_INT(init(), UFORM_NVML_SUCCESS);
-    CHECK_EQ_INT(shutdown(), UFORM_NVML_SUCCESS);
-    CHECK_EQ_INT(by_bus("0000:1b:00.0", &gpu), UFORM_NVML_SUCCESS);
-    CHECK_EQ_INT(shutdown(), UFORM_NVML_SUCCESS);
-    CHECK_EQ_INT(by_bus("0000:1b:00.0", &gpu), UFORM_NVML_ERROR_UNINITIALIZED);
-    CHECK_EQ_INT(state_of(gpus[0], 0, &state), UFORM_NVML_ERROR_UNINITIALIZED);
+    CHECK_EQ_INT(api.nvmlInit_v2(), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlShutdown(), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("0000:1b:00.0", &gpu), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlShutdown(), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("0000:1b:00.0", &gpu), UFORM_NVML_ERROR_UNINITIALIZED);
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkState(gpus[0], 0, &state), UFORM_NVML_ERROR_UNINITIALIZED);
 
     /* uform's count over it: 4 links each way within the group, none to the GPU without NVLink
      * (whose own row is 0s: NVML knows it), and a GPU NVML does not know (0000:99) unknown in
@@ -137,7 +121,7 @@ int main(void) {
     for (int k = 0; k < 25; k++)
         if (counts[k] != expected[k])
             TEST_FAIL_("nvlinks[%d][%d] = %d, expected %d", k / 5, k % 5, counts[k], expected[k]);
-    CHECK_EQ_INT(shutdown(), UFORM_NVML_ERROR_UNINITIALIZED);
+    CHECK_EQ_INT(api.nvmlShutdown(), UFORM_NVML_ERROR_UNINITIALIZED);
     dlclose(library);
     printf("NVML double: %d checks passed\n", uform_test_checks_);
     return 0;

@@ -6,19 +6,17 @@
  * GPU for the second's; the remote PCI query answers the switch's address. uform counts a link
  * to a switch for every other GPU with a link to that switch: 18 between each pair of group 0,
  * as `nvidia-smi topo -m` shows NV18 there. A failing type query leaves the pairs unknown. */
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gpu/nvml/nvml_abi.h"
 #include "gpu/nvml/nvml_loader.h"
-#include "test.h"
+#include "nvml_double_api.h"
 
 #define GPUS 6
 static const char *const addresses[GPUS] = {"0000:1b:00.0", "0000:43:00.0", "0000:52:00.0",
-                                             "0000:61:00.0", "0000:9d:00.0", "0000:c3:00.0"};
+                                            "0000:61:00.0", "0000:9d:00.0", "0000:c3:00.0"};
 
 /* Runs `body` in a child with `config` as UFORM_NVML_DOUBLE_CONFIG (the double reads it once
  * per process); the child fails with a nonzero exit (`body`'s, or a failed check's). */
@@ -47,35 +45,24 @@ static int compare(const int32_t *counts, const int32_t *expected) {
 
 /* The double's own answers for the switched and the direct links. */
 static int switched_semantics(void) {
-    void *library = dlopen(UFORM_TEST_NVML_DOUBLE, RTLD_NOW | RTLD_LOCAL);
-    if (!library) return 1;
-    uform_nvmlInit_v2_t init = (uform_nvmlInit_v2_t)dlsym(library, "nvmlInit_v2");
-    uform_nvmlShutdown_t shutdown = (uform_nvmlShutdown_t)dlsym(library, "nvmlShutdown");
-    uform_nvmlDeviceGetHandleByPciBusId_v2_t by_bus =
-        (uform_nvmlDeviceGetHandleByPciBusId_v2_t)dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2");
-    uform_nvmlDeviceGetNvLinkState_t state_of =
-        (uform_nvmlDeviceGetNvLinkState_t)dlsym(library, "nvmlDeviceGetNvLinkState");
-    uform_nvmlDeviceGetNvLinkRemotePciInfo_v2_t remote_of =
-        (uform_nvmlDeviceGetNvLinkRemotePciInfo_v2_t)dlsym(library, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
-    uform_nvmlDeviceGetNvLinkRemoteDeviceType_t type_of =
-        (uform_nvmlDeviceGetNvLinkRemoteDeviceType_t)dlsym(library, "nvmlDeviceGetNvLinkRemoteDeviceType");
-    CHECK(init && shutdown && by_bus && state_of && remote_of && type_of);
+    nvml_double_api_t api;
+    void *library = nvml_double_open(&api);
     uform_nvmlDevice gpu = NULL, direct = NULL, alone = NULL;
     uform_nvmlIntNvLinkDeviceType type = 77;
-    CHECK_EQ_INT(by_bus("0000:1b:00.0", &gpu), UFORM_NVML_ERROR_UNINITIALIZED);
-    CHECK_EQ_INT(init(), UFORM_NVML_SUCCESS);
-    CHECK_EQ_INT(by_bus("0000:1b:00.0", &gpu), UFORM_NVML_SUCCESS);
-    CHECK_EQ_INT(by_bus("0000:9d:00.0", &direct), UFORM_NVML_SUCCESS);
-    CHECK_EQ_INT(by_bus("0000:d0:00.0", &alone), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("0000:1b:00.0", &gpu), UFORM_NVML_ERROR_UNINITIALIZED);
+    CHECK_EQ_INT(api.nvmlInit_v2(), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("0000:1b:00.0", &gpu), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("0000:9d:00.0", &direct), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetHandleByPciBusId_v2("0000:d0:00.0", &alone), UFORM_NVML_SUCCESS);
     for (unsigned link = 0; link < UFORM_NVML_NVLINK_MAX_LINKS; link++) {
         uform_nvmlEnableState state = 77;
-        CHECK_EQ_INT(state_of(gpu, link, &state), UFORM_NVML_SUCCESS);
+        CHECK_EQ_INT(api.nvmlDeviceGetNvLinkState(gpu, link, &state), UFORM_NVML_SUCCESS);
         CHECK_EQ_INT(state, UFORM_NVML_FEATURE_ENABLED); /* all 18 go to switches */
-        CHECK_EQ_INT(type_of(gpu, link, &type), UFORM_NVML_SUCCESS);
+        CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemoteDeviceType(gpu, link, &type), UFORM_NVML_SUCCESS);
         CHECK_EQ_INT(type, UFORM_NVML_NVLINK_DEVICE_TYPE_SWITCH);
         uform_nvmlPciInfo pci;
         memset(&pci, 0, sizeof pci);
-        CHECK_EQ_INT(remote_of(gpu, link, &pci), UFORM_NVML_SUCCESS);
+        CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemotePciInfo_v2(gpu, link, &pci), UFORM_NVML_SUCCESS);
         char expected[32];
         snprintf(expected, sizeof expected, "0000FFFF:%02X:00.0", link % 4);
         CHECK_EQ_STR(pci.busId, expected);
@@ -83,17 +70,21 @@ static int switched_semantics(void) {
         CHECK_EQ_INT(pci.bus, link % 4);
     }
     /* The direct pair: links 0-3 reach the other GPU, the rest are disabled. */
-    CHECK_EQ_INT(type_of(direct, 0, &type), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemoteDeviceType(direct, 0, &type), UFORM_NVML_SUCCESS);
     CHECK_EQ_INT(type, UFORM_NVML_NVLINK_DEVICE_TYPE_GPU);
     type = 77;
-    CHECK_EQ_INT(type_of(direct, 4, &type), UFORM_NVML_ERROR_NOT_SUPPORTED); /* disabled: no far end */
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemoteDeviceType(direct, 4, &type),
+                 UFORM_NVML_ERROR_NOT_SUPPORTED); /* disabled: no far end */
     CHECK_EQ_INT(type, 77);
-    CHECK_EQ_INT(type_of(alone, 0, &type), UFORM_NVML_ERROR_NOT_SUPPORTED); /* on no NVLink */
-    CHECK_EQ_INT(type_of(gpu, UFORM_NVML_NVLINK_MAX_LINKS, &type), UFORM_NVML_ERROR_INVALID_ARGUMENT);
-    CHECK_EQ_INT(type_of(gpu, 0, NULL), UFORM_NVML_ERROR_INVALID_ARGUMENT);
-    CHECK_EQ_INT(type_of((uform_nvmlDevice)&type, 0, &type), UFORM_NVML_ERROR_INVALID_ARGUMENT);
-    CHECK_EQ_INT(shutdown(), UFORM_NVML_SUCCESS);
-    CHECK_EQ_INT(type_of(gpu, 0, &type), UFORM_NVML_ERROR_UNINITIALIZED);
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemoteDeviceType(alone, 0, &type),
+                 UFORM_NVML_ERROR_NOT_SUPPORTED); /* on no NVLink */
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemoteDeviceType(gpu, UFORM_NVML_NVLINK_MAX_LINKS, &type),
+                 UFORM_NVML_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemoteDeviceType(gpu, 0, NULL), UFORM_NVML_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemoteDeviceType((uform_nvmlDevice)&type, 0, &type),
+                 UFORM_NVML_ERROR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(api.nvmlShutdown(), UFORM_NVML_SUCCESS);
+    CHECK_EQ_INT(api.nvmlDeviceGetNvLinkRemoteDeviceType(gpu, 0, &type), UFORM_NVML_ERROR_UNINITIALIZED);
     dlclose(library);
     return 0; /* a failed check has exited with 1 */
 }
@@ -142,9 +133,9 @@ static int two_fabrics(void) {
 }
 
 static int refused(void) {
-    void *library = dlopen(UFORM_TEST_NVML_DOUBLE, RTLD_NOW | RTLD_LOCAL);
-    uform_nvmlInit_v2_t init = library ? (uform_nvmlInit_v2_t)dlsym(library, "nvmlInit_v2") : NULL;
-    return !(init && init() == 999); /* NVML_ERROR_UNKNOWN: the configuration was refused */
+    nvml_double_api_t api;
+    (void)nvml_double_open(&api);
+    return api.nvmlInit_v2() != 999; /* NVML_ERROR_UNKNOWN: the configuration was refused */
 }
 
 int main(void) {
@@ -159,8 +150,8 @@ int main(void) {
     in_child("nvswitch group=0 switches=4; nvswitch group=1 switches=2", two_fabrics, "two switched groups");
     in_child("nvswitch group=0 switches=4; fault remote_type=NVML_ERROR_UNKNOWN", unknown_counts,
              "a failing type query");
-    static const char *const refusals[] = {"nvswitch group=0 switches=0", "nvswitch group=0 switches=19",
-                                           "nvswitch group=x switches=4", "nvswitch switches=4",
+    static const char *const refusals[] = {"nvswitch group=0 switches=0",         "nvswitch group=0 switches=19",
+                                           "nvswitch group=x switches=4",         "nvswitch switches=4",
                                            "nvswitch group=0 switches=4 ports=2", "fault remote_type=NOPE"};
     for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++) in_child(refusals[i], refused, refusals[i]);
     /* A GPU at a switch's address (domain 0xFFFF, bus 18 x line + switch): no real machine has one. */
