@@ -52,7 +52,8 @@ static void *drive(void *argument) {
     memset(slots, 0, sizeof(bench_work_slot_t) * d->items);
     size_t expected = 0;
     atomic_fetch_sub(d->ready, 1);
-    while (atomic_load(d->ready) > 0) {} /* every driver starts at once */
+    while (atomic_load(d->ready) > 0) {
+    } /* every driver starts at once */
     double now = bench_now_seconds(), start = 0;
     for (int timed = 0; timed < 2 && !d->failed; timed++) {
         double const until = timed ? d->end : d->begin;
@@ -123,8 +124,7 @@ int bench_executors_child(options_t const *o, char const *spec) {
         rate += drivers[i].elapsed > 0 ? (double)(drivers[i].calls * items) / drivers[i].elapsed : 0;
     }
     char line[256];
-    snprintf(line, sizeof(line), "call=%.6g slowest=%.6g rate=%.6g", bench_median(per_call, executors), slowest,
-             rate);
+    snprintf(line, sizeof(line), "call=%.6g slowest=%.6g rate=%.6g", bench_median(per_call, executors), slowest, rate);
     bench_print_result(line);
     return 0;
 }
@@ -175,9 +175,6 @@ int bench_executors_run(options_t const *o, char **self_argv) {
                 size_t const reference = find_or_add(configs, &count, (exec_config_t){1, cores, E * T, moods[m]});
                 rows[row_count++] = (row_t){multi, reference};
             }
-    fprintf(stderr, "uform bench --executors: %zu configurations x %d round%s, about %.0f s\n", count, o->rounds,
-            o->rounds == 1 ? "" : "s", (double)count * o->rounds * (0.06 + o->warmup + o->duration));
-
     static bench_round_config_t children[MAX_CONFIGS];
     for (size_t c = 0; c < count; c++) {
         exec_config_t const *cfg = configs + c;
@@ -188,8 +185,15 @@ int bench_executors_run(options_t const *o, char **self_argv) {
     }
     static exec_result_t results[MAX_CONFIGS * MAX_ROUNDS];
     static int ok[MAX_CONFIGS * MAX_ROUNDS];
-    bench_rounds_t run = {.part = "--executors", .configs = children, .count = count, .rounds = o->rounds,
-                          .parse = parse_exec, .results = results, .result_size = sizeof *results, .ok = ok};
+    bench_rounds_t run = {.part = "--executors",
+                          .configs = children,
+                          .count = count,
+                          .rounds = o->rounds,
+                          .parse = parse_exec,
+                          .results = results,
+                          .result_size = sizeof *results,
+                          .ok = ok,
+                          .child_seconds = 0.06 + o->warmup + o->duration};
     bench_rounds_run(o, self_argv, &run);
     int const any_failed = run.any_failed;
 
@@ -206,24 +210,23 @@ int bench_executors_run(options_t const *o, char **self_argv) {
         medians[c] = (exec_result_t){n > 0, bench_median(v[0], n), bench_median(v[1], n), bench_median(v[2], n)};
     }
 
-    printf("## uform bench --executors (%s): many executors in one process\n\n", o->quick ? "quick" : "full");
-    bench_print_machine();
-    printf("- settings: %d round%s (median of fresh processes), every driver timed %.2g s after %.2g s warm-up, "
-           "all at once; one item of work: %d xorshift steps (about %.0f ns serially)\n",
-           o->rounds, o->rounds == 1 ? "" : "s", o->duration, o->warmup, BENCH_WORK_STEPS, bench_work_item_ns());
-    bench_rounds_print_load(&run);
-    printf("\n");
+    char settings[512];
+    snprintf(settings, sizeof settings,
+             "%d round%s (median of fresh processes), every driver timed %.2g s after %.2g s warm-up, all at once; "
+             "one item of work: %d xorshift steps (about %.0f ns serially)",
+             o->rounds, o->rounds == 1 ? "" : "s", o->duration, o->warmup, BENCH_WORK_STEPS, bench_work_item_ns());
+    bench_rounds_print_header(&run, o, "--executors", ": many executors in one process", settings);
 
     enum { COLUMNS = 9 };
     static char const *const headers[COLUMNS] = {
-        "mood", "executors x threads", "items per call", "call (median driver)", "slowest driver", "items/s",
-        "one executor: call", "its items/s", "throughput / one executor"};
+        "mood",    "executors x threads", "items per call", "call (median driver)",     "slowest driver",
+        "items/s", "one executor: call",  "its items/s",    "throughput / one executor"};
     static char cells[2 * 3 * 2 + 1][COLUMNS][BENCH_CELL];
     for (size_t c = 0; c < COLUMNS; c++) snprintf(cells[0][c], BENCH_CELL, "%s", headers[c]);
     for (size_t i = 0; i < row_count; i++) {
         exec_config_t const *mc = configs + rows[i].multi;
         exec_result_t const *mm = medians + rows[i].multi, *rm = medians + rows[i].reference;
-        char (*cell)[BENCH_CELL] = cells[i + 1];
+        char(*cell)[BENCH_CELL] = cells[i + 1];
         snprintf(cell[0], BENCH_CELL, "%s", mc->mood);
         snprintf(cell[1], BENCH_CELL, "%zu x %zu", mc->executors, mc->threads);
         snprintf(cell[2], BENCH_CELL, "%zu each (%zu in all)", mc->items, mc->items * mc->executors);

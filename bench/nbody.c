@@ -64,8 +64,8 @@ static void initial_bodies(body_t *bodies, size_t n) {
             state = state * 1664525u + 1013904223u;
             values[k] = (float)(state >> 8) / (float)(1u << 24);
         }
-        bodies[i] = (body_t){values[0], values[1], values[2], values[3] - 0.5f, values[4] - 0.5f, values[5] - 0.5f,
-                             0.5f + values[6], 0};
+        bodies[i] = (body_t){values[0],        values[1],        values[2],        values[3] - 0.5f,
+                             values[4] - 0.5f, values[5] - 0.5f, 0.5f + values[6], 0};
     }
 }
 
@@ -111,8 +111,7 @@ static int time_steps(options_t const *o, fork_join_t fork_join, void *pool, siz
         step(serial_fork_join, NULL, reference, &theirs, n);
     }
     if (!failed && memcmp(buffers[mine], reference[theirs], n * sizeof(body_t)) != 0) {
-        fprintf(stderr, "uform bench --nbody: %zu bodies differ from the serial loop after %d steps\n", n,
-                CHECK_STEPS);
+        fprintf(stderr, "uform bench --nbody: %zu bodies differ from the serial loop after %d steps\n", n, CHECK_STEPS);
         failed = 1;
     }
     free(buffers[0]), free(buffers[1]), free(reference[0]), free(reference[1]);
@@ -176,35 +175,37 @@ int bench_nbody_run(options_t const *options, char **self_argv) {
                 for (size_t v = 0; v < bench_peer_variant_count(peer) && count < MAX_CONFIGS; v++) {
                     char const *variant = peer->variants ? peer->variants[v] : NULL;
                     configs[count] = (nbody_config_t){peer, variant, o.threads[t], bodies[b], first};
-                    bench_round_config_t *child = &children[count++];
-                    snprintf(child->spec, sizeof child->spec, "nbody:%s:%s:%zu:%zu", peer->name,
-                             variant ? variant : "-", o.threads[t], bodies[b]);
-                    snprintf(child->label, sizeof child->label, "%s%s%s, %zu threads, %zu bodies", peer->label,
-                             variant ? " " : "", variant ? variant : "", o.threads[t], bodies[b]);
-                    child->prepare = peer->prepare_environment, child->variant = variant;
+                    char extra[32], extra_label[32];
+                    snprintf(extra, sizeof extra, ":%zu", bodies[b]);
+                    snprintf(extra_label, sizeof extra_label, ", %zu bodies", bodies[b]);
+                    bench_round_config_for_peer(&children[count++], "nbody", peer, variant, o.threads[t], extra,
+                                                extra_label);
                 }
             }
         }
-    fprintf(stderr, "uform bench --nbody: %zu configurations x %d round%s, about %.0f s\n", count, o.rounds,
-            o.rounds == 1 ? "" : "s", (double)count * o.rounds * (0.05 + 2 * (o.warmup + o.duration)));
-
     static nbody_result_t results[MAX_CONFIGS * MAX_ROUNDS];
     static int ok[MAX_CONFIGS * MAX_ROUNDS];
-    bench_rounds_t run = {.part = "--nbody", .configs = children, .count = count, .rounds = o.rounds, .alternate = 0,
-                          .parse = parse_nbody, .results = results, .result_size = sizeof *results, .ok = ok};
+    bench_rounds_t run = {.part = "--nbody",
+                          .configs = children,
+                          .count = count,
+                          .rounds = o.rounds,
+                          .alternate = 0,
+                          .parse = parse_nbody,
+                          .results = results,
+                          .result_size = sizeof *results,
+                          .ok = ok,
+                          .child_seconds = 0.05 + 2 * (o.warmup + o.duration)};
     bench_rounds_run(&o, self_argv, &run);
 
-    printf("## uform bench --nbody (%s)\n\n", o.quick ? "quick" : "full");
-    bench_print_machine();
-    printf("- settings: %d round%s (fresh processes), each split timed %.2g s after %.2g s warm-up\n", o.rounds,
-           o.rounds == 1 ? "" : "s", o.duration, o.warmup);
-    bench_rounds_print_load(&run);
-    printf("\n");
+    char settings[256];
+    snprintf(settings, sizeof settings, "%d round%s (fresh processes), each split timed %.2g s after %.2g s warm-up",
+             o.rounds, o.rounds == 1 ? "" : "s", o.duration, o.warmup);
+    bench_rounds_print_header(&run, &o, "--nbody", "", settings);
     static char cells[(MAX_CONFIGS + 1) * 7][BENCH_CELL];
     size_t const columns = 7;
-#define CELL(row, column) cells[(row) * columns + (column)]
-    static char const *const headers[] = {"pool", "threads", "bodies", "static / step", "/ uform spin",
-                                          "dynamic / step", "/ uform spin"};
+#define CELL(row, column) cells[(row)*columns + (column)]
+    static char const *const headers[] = {"pool",         "threads",        "bodies",      "static / step",
+                                          "/ uform spin", "dynamic / step", "/ uform spin"};
     for (size_t k = 0; k < columns; k++) snprintf(CELL(0, k), BENCH_CELL, "%s", headers[k]);
     size_t rows = 1;
     for (size_t c = 0; c < count; c++, rows++) {
@@ -226,8 +227,10 @@ int bench_nbody_run(options_t const *options, char **self_argv) {
             }
             char *time = CELL(rows, 3 + 2 * split), *ratio = CELL(rows, 4 + 2 * split);
             bench_format_time(time, BENCH_CELL, bench_median(times, n));
-            if (paired) snprintf(ratio, BENCH_CELL, "%.2f", bench_median(ratios, paired));
-            else snprintf(ratio, BENCH_CELL, "-");
+            if (paired)
+                snprintf(ratio, BENCH_CELL, "%.2f", bench_median(ratios, paired));
+            else
+                snprintf(ratio, BENCH_CELL, "-");
         }
     }
     bench_print_table(cells, rows, columns, 1);

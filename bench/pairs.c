@@ -248,7 +248,7 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
     size_t const threads = o.threads_count ? o.threads[0] : 2;
     if (o.threads_count > 1) fprintf(stderr, "uform bench --pairs: measures one thread count, %zu\n", threads);
     static bench_round_config_t children[MAX_CONFIGS];
-    static char const *names[MAX_CONFIGS];
+    static char names[MAX_CONFIGS][BENCH_CELL]; /* the table's first column: the pool, no thread count */
     size_t count = 0, reference = SIZE_MAX, floor = SIZE_MAX;
     for (size_t p = 0; p < bench_peers_count; p++) {
         bench_peer_t const *peer = bench_peers[p];
@@ -258,10 +258,9 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
             char const *variant = peer->variants ? peer->variants[v] : NULL;
             if (is_uform && variant && !strcmp(variant, "spinning")) reference = count; /* every ratio's reference */
             bench_round_config_t *child = &children[count];
-            snprintf(child->spec, sizeof child->spec, "pairs:%s:%s:%zu", peer->name, variant ? variant : "-", threads);
-            snprintf(child->label, sizeof child->label, "%s%s%s", peer->label, variant ? " " : "", variant ? variant : "");
-            child->prepare = peer->prepare_environment, child->variant = variant;
-            names[count++] = child->label;
+            bench_round_config_for_peer(child, "pairs", peer, variant, threads, "", "");
+            snprintf(names[count++], sizeof names[0], "%s%s%s", peer->label, variant ? " " : "",
+                     variant ? variant : "");
         }
     }
     if (bench_usable_cores() >= 2) {
@@ -269,29 +268,31 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
         bench_round_config_t *child = &children[count];
         snprintf(child->spec, sizeof child->spec, "pairs:floor:-:2");
         snprintf(child->label, sizeof child->label, "floor (two pinned threads)");
-        names[count++] = child->label;
+        snprintf(names[count++], sizeof names[0], "%s", child->label);
     }
-    fprintf(stderr, "uform bench --pairs: %zu configurations x %d rounds, about %.0f s\n", count, o.rounds,
-            (double)count * o.rounds * (0.05 + o.warmup + o.duration));
     static pair_result_t results[MAX_CONFIGS * MAX_ROUNDS];
     static int ok[MAX_CONFIGS * MAX_ROUNDS];
-    bench_rounds_t run = {.part = "--pairs", .configs = children, .count = count, .rounds = o.rounds, .alternate = 1,
-                          .parse = parse_pair, .results = results, .result_size = sizeof *results, .ok = ok};
+    bench_rounds_t run = {.part = "--pairs",
+                          .configs = children,
+                          .count = count,
+                          .rounds = o.rounds,
+                          .alternate = 1,
+                          .parse = parse_pair,
+                          .results = results,
+                          .result_size = sizeof *results,
+                          .ok = ok,
+                          .child_seconds = 0.05 + o.warmup + o.duration};
     bench_rounds_run(&o, self_argv, &run);
 
-    printf("## uform bench --pairs (%s)\n\n", o.quick ? "quick" : "full");
-    bench_print_machine();
     char text[1024];
     snprintf(text, sizeof text,
-             "- settings: %d rounds, %zu threads, each pool in a fresh process per round, the order reversed every "
-             "other round; %.2g s of %.0f ms batches after %.2g s warm-up",
+             "%d rounds, %zu threads, each pool in a fresh process per round, the order reversed every other round; "
+             "%.2g s of %.0f ms batches after %.2g s warm-up",
              o.rounds, threads, o.duration, BATCH_SECONDS * 1e3, o.warmup);
-    bench_print_wrapped(text, "  ");
-    bench_rounds_print_load(&run);
-    printf("\n");
+    bench_rounds_print_header(&run, &o, "--pairs", "", text);
     enum { COLUMNS = 8 };
     static char cells[(MAX_CONFIGS + 1) * COLUMNS][BENCH_CELL];
-#define CELL(row, column) cells[(row) * COLUMNS + (column)]
+#define CELL(row, column) cells[(row)*COLUMNS + (column)]
     static char const *const headers[COLUMNS] = {"pool",         "best batch",   "uform / pool", "range",
                                                  "median batch", "uform / pool", "/ floor",      "caller"};
     for (size_t k = 0; k < COLUMNS; k++) snprintf(CELL(0, k), BENCH_CELL, "%s", headers[k]);
@@ -300,38 +301,46 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
         bench_format_time(CELL(c + 1, 1), BENCH_CELL, median_of(&run, c, offsetof(pair_result_t, best)));
         bench_format_time(CELL(c + 1, 4), BENCH_CELL, median_of(&run, c, offsetof(pair_result_t, median)));
         double share = median_of(&run, c, offsetof(pair_result_t, share));
-        if (isnan(share)) snprintf(CELL(c + 1, 7), BENCH_CELL, "-");
-        else snprintf(CELL(c + 1, 7), BENCH_CELL, "%.0f%%", share * 100);
+        if (isnan(share))
+            snprintf(CELL(c + 1, 7), BENCH_CELL, "-");
+        else
+            snprintf(CELL(c + 1, 7), BENCH_CELL, "%.0f%%", share * 100);
         double m, lo, hi;
         for (int use_median = 0; use_median < 2; use_median++) {
             char *cell = CELL(c + 1, use_median ? 5 : 2);
             size_t n = reference != SIZE_MAX && c != reference && c != floor
                            ? ratio_of(&run, reference, c, use_median, &m, &lo, &hi)
                            : 0;
-            if (n) snprintf(cell, BENCH_CELL, "%.2f", m);
-            else snprintf(cell, BENCH_CELL, "-");
+            if (n)
+                snprintf(cell, BENCH_CELL, "%.2f", m);
+            else
+                snprintf(cell, BENCH_CELL, "-");
             if (!use_median) {
-                if (n) snprintf(CELL(c + 1, 3), BENCH_CELL, "%.2f-%.2f (%zu)", lo, hi, n);
-                else snprintf(CELL(c + 1, 3), BENCH_CELL, "-");
+                if (n)
+                    snprintf(CELL(c + 1, 3), BENCH_CELL, "%.2f-%.2f (%zu)", lo, hi, n);
+                else
+                    snprintf(CELL(c + 1, 3), BENCH_CELL, "-");
             }
         }
         size_t n = floor != SIZE_MAX && c != floor ? ratio_of(&run, c, floor, 0, &m, &lo, &hi) : 0;
-        if (n) snprintf(CELL(c + 1, 6), BENCH_CELL, "%.2f", m);
-        else snprintf(CELL(c + 1, 6), BENCH_CELL, "-");
+        if (n)
+            snprintf(CELL(c + 1, 6), BENCH_CELL, "%.2f", m);
+        else
+            snprintf(CELL(c + 1, 6), BENCH_CELL, "-");
     }
     bench_print_table(cells, count + 1, COLUMNS, 1);
 #undef CELL
     snprintf(text, sizeof text,
              "Fork-join of %zu items on %zu threads, each item bumping its own 128-byte slot, checked after every "
-           "call. best / median batch: the median over rounds of each process's best and median %.0f ms batch, "
-           "per call. uform / pool: uform SPINNING's time over this pool's in the same round, the median over "
-           "rounds (below 1: uform is faster), with its range and the number of paired rounds; the first from "
-           "best batches, the second from median batches. / floor: this pool's best batch over the floor's in "
-           "the same round (the floor: two pinned threads exchanging a line and bumping a slot each, no pool). "
+             "call. best / median batch: the median over rounds of each process's best and median %.0f ms batch, "
+             "per call. uform / pool: uform SPINNING's time over this pool's in the same round, the median over "
+             "rounds (below 1: uform is faster), with its range and the number of paired rounds; the first from "
+             "best batches, the second from median batches. / floor: this pool's best batch over the floor's in "
+             "the same round (the floor: two pinned threads exchanging a line and bumping a slot each, no pool). "
              "caller: the share of items the calling thread ran itself, over %d untimed calls after the batches "
              "(%.0f%% is an even split; near 100%%, "
              "the pool hardly forks at this size and its time is not a fork-join's).",
-           threads, threads, BATCH_SECONDS * 1e3, SHARE_CALLS, 100.0 / (double)threads);
+             threads, threads, BATCH_SECONDS * 1e3, SHARE_CALLS, 100.0 / (double)threads);
     printf("\n");
     bench_print_wrapped(text, "");
     if (run.any_failed) printf("\nSome configurations FAILED a correctness check, crashed or hung; see stderr.\n");

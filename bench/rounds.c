@@ -7,9 +7,22 @@
 
 #include "spawn.h"
 
+void bench_round_config_for_peer(bench_round_config_t *config, char const *part, bench_peer_t const *peer,
+                                 char const *variant, size_t threads, char const *extra, char const *extra_label) {
+    snprintf(config->spec, sizeof config->spec, "%s:%s:%s:%zu%s", part, peer->name, variant ? variant : "-", threads,
+             extra);
+    snprintf(config->label, sizeof config->label, "%s%s%s, %zu thread%s%s", peer->label, variant ? " " : "",
+             variant ? variant : "", threads, threads == 1 ? "" : "s", extra_label);
+    config->prepare = peer->prepare_environment;
+    config->variant = variant;
+}
+
 void bench_rounds_run(options_t const *o, char **self_argv, bench_rounds_t *run) {
     int const tty = isatty(STDERR_FILENO);
     char const *clear = tty ? "\r\033[K" : "";
+    if (run->child_seconds > 0)
+        fprintf(stderr, "uform bench %s: %zu configurations x %d round%s, about %.0f s\n", run->part, run->count,
+                run->rounds, run->rounds == 1 ? "" : "s", run->child_seconds * (double)run->count * run->rounds);
     run->any_failed = 0;
     double const started = bench_now_seconds();
     run->machine_before = bench_machine_cpu();
@@ -45,4 +58,15 @@ void const *bench_rounds_result(bench_rounds_t const *run, size_t c, int r) {
 
 void bench_rounds_print_load(bench_rounds_t const *run) {
     bench_print_load(run->machine_before, run->machine_after, run->own_cpu, run->wall);
+}
+
+void bench_rounds_print_header(bench_rounds_t const *run, options_t const *o, char const *title, char const *subtitle,
+                               char const *settings) {
+    printf("## uform bench %s (%s)%s\n\n", title, o->quick ? "quick" : "full", subtitle);
+    bench_print_machine();
+    char text[1024];
+    snprintf(text, sizeof text, "- settings: %s", settings);
+    bench_print_wrapped(text, "  ");
+    bench_rounds_print_load(run);
+    printf("\n");
 }

@@ -13,11 +13,12 @@
 
 #include "common.h"
 #include "options.h"
+#include "peer.h"
 
 typedef struct bench_round_config_t {
-    char spec[192];                         /* the child's UFORM_BENCH_CHILD value */
-    char label[128];                        /* the progress line's description */
-    void (*prepare)(char const *variant);   /* the peer's prepare_environment, or NULL */
+    char spec[192];                       /* the child's UFORM_BENCH_CHILD value */
+    char label[128];                      /* the progress line's description */
+    void (*prepare)(char const *variant); /* the peer's prepare_environment, or NULL */
     char const *variant;
 } bench_round_config_t;
 
@@ -34,16 +35,24 @@ typedef struct bench_rounds_t {
      * configurations neither always runs first (a paired comparison's order effect cancels). */
     int alternate;
     bench_round_parse_t parse;
-    void *results;      /* count x rounds records of result_size bytes: results[c * rounds + r] */
+    void *results; /* count x rounds records of result_size bytes: results[c * rounds + r] */
     size_t result_size;
-    int *ok;            /* count x rounds: 1 where the child succeeded and its line parsed */
+    int *ok;              /* count x rounds: 1 where the child succeeded and its line parsed */
+    double child_seconds; /* about how long one child takes: the announced total (0: none) */
     /* Out: how the run went. */
     int any_failed; /* a child failed, crashed or hung (one that could not start is not counted) */
     double wall, own_cpu;
     bench_machine_cpu_t machine_before, machine_after;
 } bench_rounds_t;
 
-/** Runs every configuration of `run` once per round, printing progress on stderr. */
+/** A configuration of `peer` in `variant` (NULL: unnamed) at `threads`: the spec
+ *  "<part>:<peer>:<variant or ->:<threads>" plus `extra` (":<bodies>", or ""), and the label
+ *  "<peer label> <variant>, <threads> threads" plus `extra_label` (", 16 bodies", or ""). */
+void bench_round_config_for_peer(bench_round_config_t *config, char const *part, bench_peer_t const *peer,
+                                 char const *variant, size_t threads, char const *extra, char const *extra_label);
+
+/** Runs every configuration of `run` once per round, printing progress on stderr (first how
+ *  many children, and about how long, when `child_seconds` is set). */
 void bench_rounds_run(options_t const *o, char **self_argv, bench_rounds_t *run);
 
 /** The record of configuration `c` in round `r`, or NULL where that child did not succeed. */
@@ -51,5 +60,10 @@ void const *bench_rounds_result(bench_rounds_t const *run, size_t c, int r);
 
 /** Prints the "- during the run ..." line for `run`. */
 void bench_rounds_print_load(bench_rounds_t const *run);
+
+/** Prints a part's heading ("## uform bench <title> (quick|full)<subtitle>"), the machine, `settings`
+ *  (one "- settings: ..." list item, wrapped at 100 columns), the load line and a blank line. */
+void bench_rounds_print_header(bench_rounds_t const *run, options_t const *o, char const *title, char const *subtitle,
+                               char const *settings);
 
 #endif /* UFORM_BENCH_ROUNDS_H */

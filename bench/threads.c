@@ -37,8 +37,10 @@ typedef struct timed_t {
 
 static void timed_item(void *context, size_t item) {
     timed_t *t = (timed_t *)context;
-    if (t->work) bench_work_item(t->slots, item);
-    else bench_work_empty_item(t->slots, item);
+    if (t->work)
+        bench_work_item(t->slots, item);
+    else
+        bench_work_empty_item(t->slots, item);
     t->shares[item].caller += on_caller;
 }
 
@@ -154,21 +156,21 @@ int bench_threads_run(options_t const *options, char **self_argv) {
             for (size_t t = 0; t < o.threads_count && count < MAX_CONFIGS; t++) {
                 char const *variant = peer->variants ? peer->variants[v] : NULL;
                 configs[count] = (sweep_config_t){peer, variant, o.threads[t]};
-                bench_round_config_t *child = &children[count++];
-                snprintf(child->spec, sizeof child->spec, "threads:%s:%s:%zu", peer->name, variant ? variant : "-",
-                         o.threads[t]);
-                snprintf(child->label, sizeof child->label, "%s%s%s, %zu threads", peer->label, variant ? " " : "",
-                         variant ? variant : "", o.threads[t]);
-                child->prepare = peer->prepare_environment, child->variant = variant;
+                bench_round_config_for_peer(&children[count++], "threads", peer, variant, o.threads[t], "", "");
             }
     }
-    fprintf(stderr, "uform bench --threads: %zu configurations x %d round%s, about %.0f s\n", count, o.rounds,
-            o.rounds == 1 ? "" : "s", (double)count * o.rounds * (0.05 + 2 * (o.warmup + o.duration)));
-
     static sweep_result_t results[MAX_CONFIGS * MAX_ROUNDS];
     static int ok[MAX_CONFIGS * MAX_ROUNDS];
-    bench_rounds_t run = {.part = "--threads", .configs = children, .count = count, .rounds = o.rounds, .alternate = 0,
-                          .parse = parse_sweep, .results = results, .result_size = sizeof *results, .ok = ok};
+    bench_rounds_t run = {.part = "--threads",
+                          .configs = children,
+                          .count = count,
+                          .rounds = o.rounds,
+                          .alternate = 0,
+                          .parse = parse_sweep,
+                          .results = results,
+                          .result_size = sizeof *results,
+                          .ok = ok,
+                          .child_seconds = 0.05 + 2 * (o.warmup + o.duration)};
     bench_rounds_run(&o, self_argv, &run);
     int const any_failed = run.any_failed;
 
@@ -192,19 +194,20 @@ int bench_threads_run(options_t const *options, char **self_argv) {
     }
     double const item_ns = bench_median(items, items_count);
 
-    printf("## uform bench --threads (%s)\n\n", o.quick ? "quick" : "full");
-    bench_print_machine();
-    printf("- settings: %d round%s (median of fresh processes), each call timed %.2g s after %.2g s warm-up; one "
-           "item of work: %d xorshift steps, %.0f ns serially (median)\n",
-           o.rounds, o.rounds == 1 ? "" : "s", o.duration, o.warmup, BENCH_WORK_STEPS, item_ns);
-    bench_rounds_print_load(&run);
+    char settings[512];
+    snprintf(settings, sizeof settings,
+             "%d round%s (median of fresh processes), each call timed %.2g s after %.2g s warm-up; one item of work: "
+             "%d xorshift steps, %.0f ns serially (median)",
+             o.rounds, o.rounds == 1 ? "" : "s", o.duration, o.warmup, BENCH_WORK_STEPS, item_ns);
+    bench_rounds_print_header(&run, &o, "--threads", "", settings);
 
     for (int table = 0; table < 2; table++) {
-        printf("\n### %s\n\n", table ? "for_n of N = threads items, each with a little work (time per call)"
-                                     : "empty for_n of N = threads items (time per call)");
+        printf("%s### %s\n\n", table ? "\n" : "",
+               table ? "for_n of N = threads items, each with a little work (time per call)"
+                     : "empty for_n of N = threads items (time per call)");
         size_t const columns = o.threads_count + 1;
         static char cells[(MAX_CONFIGS + 1) * (BENCH_MAX_THREAD_COUNTS + 1)][BENCH_CELL];
-#define CELL(row, column) cells[(row) * columns + (column)]
+#define CELL(row, column) cells[(row)*columns + (column)]
         snprintf(CELL(0, 0), BENCH_CELL, "pool \\ threads");
         for (size_t t = 0; t < o.threads_count; t++) snprintf(CELL(0, t + 1), BENCH_CELL, "%zu", o.threads[t]);
         /* The best peer at each thread count: the fastest pool that is not uform and forks. */
