@@ -96,6 +96,9 @@ struct uform_executor_t {
      * futex sleeps on its low word (uform__generation_word). */
     alignas(UFORM_LINE_) _Atomic uint64_t generation;
     _Atomic uint32_t sleepers; /* workers inside futex_wait on generation: read right after the bump */
+    /* The published job's context, for a worker to prefetch before its claim: an atomic copy,
+     * since a worker may read it while the forking thread publishes a newer job. A hint only. */
+    _Atomic(void *) context_hint;
     _Atomic bool stopping;
     alignas(UFORM_LINE_) _Atomic uint32_t mood; /* read by spinning workers, written by drains */
     /* The joiner announces here that it sleeps; a finishing worker then bumps `join_word` and

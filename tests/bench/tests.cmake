@@ -11,3 +11,10 @@ if(TARGET uform-bench AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME bench.pairs_layout COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_pairs.sh $<TARGET_FILE:uform-bench>)
   set_tests_properties(bench.pairs_layout PROPERTIES LABELS bench TIMEOUT 120)
 endif()
+
+# scripts/bench-ab: builds compared in paired rounds, laid out as documented (check_ab.sh).
+if(TARGET uform-bench AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME bench.ab_layout COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_ab.sh ${PROJECT_SOURCE_DIR}
+                                        $<TARGET_FILE_DIR:uform-bench>)
+  set_tests_properties(bench.ab_layout PROPERTIES LABELS bench TIMEOUT 120)
+endif()
