@@ -41,8 +41,17 @@ static inline void relax(void) {
 
 /* ---- the floor: two pinned threads, one line each way, a slot each ------------------------- */
 
+/* What a C caller of any pool hands over for a call: the item and its context, in a struct on
+ * its stack built for the call (bench/peer_uform.c's adapter; ForkUnion's lambda likewise). */
+typedef struct floor_call_t {
+    bench_item_t item;
+    void *context;
+} floor_call_t;
+
 typedef struct floor_t {
     _Alignas(128) _Atomic size_t ping;
+    /* On ping's line: the "with context" floor's call struct, NULL for the plain floor. */
+    _Atomic(floor_call_t *) call;
     _Alignas(128) _Atomic size_t pong;
     _Alignas(128) _Atomic int stop;
     bench_work_slot_t slots[2];
@@ -68,14 +77,23 @@ static void *floor_answer(void *argument) {
             relax();
         }
         seen = value;
-        bench_work_empty_item(f->slots, 1);
+        floor_call_t *call = atomic_load_explicit(&f->call, memory_order_relaxed);
+        if (call)
+            call->item(call->context, 1); /* through the caller's struct, a line its stores own */
+        else
+            bench_work_empty_item(f->slots, 1);
         atomic_store_explicit(&f->pong, value, memory_order_release);
     }
 }
 
-/* One "call" of the floor: the same as a 2-item fork-join's work, with no pool around it. */
-static int floor_call(floor_t *f, size_t *calls) {
+/* One "call" of the floor: the same as a 2-item fork-join's work, with no pool around it. With
+ * `context`, the item and its context also travel as a pool's caller hands them over, in a
+ * struct built on the stack for the call, which the answering thread reads: the one transfer a
+ * fork-join of this workload pays on top of the plain floor, whatever the pool. */
+static int floor_call(floor_t *f, size_t *calls, int context) {
     size_t call = ++*calls;
+    floor_call_t on_stack = {bench_work_empty_item, f->slots};
+    if (context) atomic_store_explicit(&f->call, &on_stack, memory_order_relaxed);
     atomic_store_explicit(&f->ping, call, memory_order_release);
     bench_work_empty_item(f->slots, 0);
     while (atomic_load_explicit(&f->pong, memory_order_acquire) != call) relax();
@@ -153,9 +171,10 @@ static int caller_share(pool_state_t *p, size_t calls, double *share) {
     return failed;
 }
 
-static int floor_caller(void *state, size_t *calls) { return floor_call((floor_t *)state, calls); }
+static int floor_caller(void *state, size_t *calls) { return floor_call((floor_t *)state, calls, 0); }
+static int floor_context_caller(void *state, size_t *calls) { return floor_call((floor_t *)state, calls, 1); }
 
-static int measure_floor(options_t const *o, double *best, double *median) {
+static int measure_floor(options_t const *o, int context, double *best, double *median) {
     cpu_set_t mine;
     sched_getaffinity(0, sizeof mine, &mine);
     int found = 0;
@@ -169,7 +188,7 @@ static int measure_floor(options_t const *o, double *best, double *median) {
     pthread_t thread;
     if (pthread_create(&thread, NULL, floor_answer, &f) != 0) return 1;
     pin_self(floor_cpus[0]);
-    caller_t c = {floor_caller, &f};
+    caller_t c = {context ? floor_context_caller : floor_caller, &f};
     int failed = time_batches(o, &c, best, median);
     atomic_store(&f.stop, 1);
     pthread_join(thread, NULL);
@@ -183,7 +202,7 @@ int bench_pairs_child(options_t const *o, char const *spec) {
     double best = NAN, median = NAN, share = 0.5; /* the floor: one item on each side */
     int failed;
     if (!strcmp(child.name, "floor")) {
-        failed = measure_floor(o, &best, &median);
+        failed = measure_floor(o, child.variant && !strcmp(child.variant, "context"), &best, &median);
     } else {
         void *pool = bench_child_create(&child);
         if (!pool) return 1;
@@ -249,7 +268,7 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
     if (o.threads_count > 1) fprintf(stderr, "uform bench --pairs: measures one thread count, %zu\n", threads);
     static bench_round_config_t children[MAX_CONFIGS];
     static char names[MAX_CONFIGS][BENCH_CELL]; /* the table's first column: the pool, no thread count */
-    size_t count = 0, reference = SIZE_MAX, floor = SIZE_MAX;
+    size_t count = 0, reference = SIZE_MAX, floor = SIZE_MAX, floor_context = SIZE_MAX;
     for (size_t p = 0; p < bench_peers_count; p++) {
         bench_peer_t const *peer = bench_peers[p];
         int is_uform = !strcmp(peer->name, "uform");
@@ -269,6 +288,11 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
         snprintf(child->spec, sizeof child->spec, "pairs:floor:-:2");
         snprintf(child->label, sizeof child->label, "floor (two pinned threads)");
         snprintf(names[count++], sizeof names[0], "%s", child->label);
+        floor_context = count;
+        child = &children[count];
+        snprintf(child->spec, sizeof child->spec, "pairs:floor:context:2");
+        snprintf(child->label, sizeof child->label, "floor, with the call's context");
+        snprintf(names[count++], sizeof names[0], "%s", child->label);
     }
     static pair_result_t results[MAX_CONFIGS * MAX_ROUNDS];
     static int ok[MAX_CONFIGS * MAX_ROUNDS];
@@ -284,17 +308,18 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
                           .child_seconds = 0.05 + o.warmup + o.duration};
     bench_rounds_run(&o, self_argv, &run);
 
-    char text[1024];
+    char text[2048];
     snprintf(text, sizeof text,
              "%d rounds, %zu threads, each pool in a fresh process per round, the order reversed every other round; "
              "%.2g s of %.0f ms batches after %.2g s warm-up",
              o.rounds, threads, o.duration, BATCH_SECONDS * 1e3, o.warmup);
     bench_rounds_print_header(&run, &o, "--pairs", "", text);
-    enum { COLUMNS = 8 };
+    enum { COLUMNS = 9 };
     static char cells[(MAX_CONFIGS + 1) * COLUMNS][BENCH_CELL];
 #define CELL(row, column) cells[(row)*COLUMNS + (column)]
     static char const *const headers[COLUMNS] = {"pool",         "best batch",   "uform / pool", "range",
-                                                 "median batch", "uform / pool", "/ floor",      "caller"};
+                                                 "median batch", "uform / pool", "/ floor",      "/ ctx floor",
+                                                 "caller"};
     for (size_t k = 0; k < COLUMNS; k++) snprintf(CELL(0, k), BENCH_CELL, "%s", headers[k]);
     for (size_t c = 0; c < count; c++) {
         snprintf(CELL(c + 1, 0), BENCH_CELL, "%s", names[c]);
@@ -302,13 +327,13 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
         bench_format_time(CELL(c + 1, 4), BENCH_CELL, median_of(&run, c, offsetof(pair_result_t, median)));
         double share = median_of(&run, c, offsetof(pair_result_t, share));
         if (isnan(share))
-            snprintf(CELL(c + 1, 7), BENCH_CELL, "-");
+            snprintf(CELL(c + 1, 8), BENCH_CELL, "-");
         else
-            snprintf(CELL(c + 1, 7), BENCH_CELL, "%.0f%%", share * 100);
+            snprintf(CELL(c + 1, 8), BENCH_CELL, "%.0f%%", share * 100);
         double m, lo, hi;
         for (int use_median = 0; use_median < 2; use_median++) {
             char *cell = CELL(c + 1, use_median ? 5 : 2);
-            size_t n = reference != SIZE_MAX && c != reference && c != floor
+            size_t n = reference != SIZE_MAX && c != reference && c != floor && c != floor_context
                            ? ratio_of(&run, reference, c, use_median, &m, &lo, &hi)
                            : 0;
             if (n)
@@ -322,11 +347,17 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
                     snprintf(CELL(c + 1, 3), BENCH_CELL, "-");
             }
         }
-        size_t n = floor != SIZE_MAX && c != floor ? ratio_of(&run, c, floor, 0, &m, &lo, &hi) : 0;
-        if (n)
-            snprintf(CELL(c + 1, 6), BENCH_CELL, "%.2f", m);
-        else
-            snprintf(CELL(c + 1, 6), BENCH_CELL, "-");
+        size_t const floors[2] = {floor, floor_context};
+        for (int k = 0; k < 2; k++) {
+            size_t n = floors[k] != SIZE_MAX && c != floor && c != floor_context
+                           ? ratio_of(&run, c, floors[k], 0, &m, &lo, &hi)
+                           : 0;
+            if (!n && k == 0 && c == floor_context) n = ratio_of(&run, c, floor, 0, &m, &lo, &hi);
+            if (n)
+                snprintf(CELL(c + 1, 6 + k), BENCH_CELL, "%.2f", m);
+            else
+                snprintf(CELL(c + 1, 6 + k), BENCH_CELL, "-");
+        }
     }
     bench_print_table(cells, count + 1, COLUMNS, 1);
 #undef CELL
@@ -336,7 +367,11 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
              "per call. uform / pool: uform SPINNING's time over this pool's in the same round, the median over "
              "rounds (below 1: uform is faster), with its range and the number of paired rounds; the first from "
              "best batches, the second from median batches. / floor: this pool's best batch over the floor's in "
-             "the same round (the floor: two pinned threads exchanging a line and bumping a slot each, no pool). "
+             "the same round (the floor: two pinned threads exchanging a line and bumping a slot each, no pool; "
+             "with the call's context, the answering thread also reads the item and its context from a struct "
+             "the caller built on its stack for the call, as every pool's worker here does, which is the one "
+             "line transfer this workload adds to the plain floor whatever the pool); / ctx floor: the same "
+             "over the floor with the call's context, what this workload costs with no pool at all. "
              "caller: the share of items the calling thread ran itself, over %d untimed calls after the batches "
              "(%.0f%% is an even split; near 100%%, "
              "the pool hardly forks at this size and its time is not a fork-join's).",

@@ -1,7 +1,8 @@
 #!/bin/sh
 # usage: check_pairs.sh UFORM-BENCH
-# `uform bench --pairs` as documented: a row per pool and one for the floor, the per-round ratio
-# to uform SPINNING with its range and the count of paired rounds, the ratio to the floor and the
+# `uform bench --pairs` as documented: a row per pool and two for the floors (plain, and with the
+# call's context), the per-round ratio to uform SPINNING with its range and the count of paired
+# rounds, the ratios to both floors and the
 # share of items the calling thread ran (uform forks: at 2 threads it runs about half, never all).
 # A tiny run (uform's two moods, 2 rounds of milliseconds); the figures themselves are not judged.
 set -eu
@@ -12,12 +13,14 @@ out=$($bench --quick --pairs --rounds 2 --peers uform --duration 0.02 --warmup 0
 echo "$out"
 printf '%s\n' "$out" | grep -q '^## uform bench --pairs' || fail "no --pairs heading"
 printf '%s\n' "$out" | grep -q 'settings: 2 rounds, 2 threads' || fail "the settings line does not say 2 rounds"
-printf '%s\n' "$out" | grep -Eq '^\| uform spinning +\| +[0-9.]+ [nu]s +\| +- +\| +- +\|.*\| +[0-9]+\.[0-9]+ \| +[0-9]+% \|$' ||
-  fail "the uform SPINNING row is not the reference with a ratio to the floor and its caller share"
+printf '%s\n' "$out" | grep -Eq '^\| uform spinning +\| +[0-9.]+ [nu]s +\| +- +\| +- +\|.*\| +[0-9]+\.[0-9]+ \| +[0-9]+\.[0-9]+ \| +[0-9]+% \|$' ||
+  fail "the uform SPINNING row is not the reference with its ratios to both floors and its caller share"
 printf '%s\n' "$out" | grep -Eq '^\| uform parked +\| +[0-9.]+ [nu]s +\| +[0-9]+\.[0-9]+ \| +[0-9.]+-[0-9.]+ \(2\) \|' ||
   fail "the uform PARKED row has no ratio over 2 paired rounds"
 printf '%s\n' "$out" | grep -Eq '^\| floor \(two pinned threads\) +\| +[0-9.]+ [nu]s +\|' ||
   fail "no floor row"
-share=$(printf '%s\n' "$out" | awk -F'|' '/^\| uform spinning/ { gsub(/[ %]/, "", $9); print $9 }')
+printf '%s\n' "$out" | grep -Eq "^\| floor, with the call's context +\| +[0-9.]+ [nu]s +\|.*\| +[0-9]+\.[0-9]+ \| +- +\| +50% \|$" ||
+  fail "no row for the floor with the call's context, with its ratio to the plain floor"
+share=$(printf '%s\n' "$out" | awk -F'|' '/^\| uform spinning/ { gsub(/[ %]/, "", $10); print $10 }')
 [ "$share" -lt 100 ] || fail "uform's calling thread ran every item ($share%): the call did not fork"
 echo "check_pairs: a row per pool and the floor, ratios paired within rounds"
