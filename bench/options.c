@@ -6,6 +6,7 @@
 
 #include "common.h"
 #include "peers.h"
+#include "work.h"
 
 void bench_print_usage(FILE *out, char const *program) {
     fprintf(out,
@@ -26,7 +27,9 @@ void bench_print_usage(FILE *out, char const *program) {
             "  --pairs            fork-join in paired rounds (default 11): uform SPINNING and every peer\n"
             "                     back to back in each round, order alternating, beside the floor (two\n"
             "                     pinned threads); per-round ratios and their median, at --counts N\n"
-            "                     threads (default 2)\n"
+            "                     threads (default 2); --item bump (default: each item bumps its slot's\n"
+            "                     count) or bump-two (its count and the slot's next word, which gcc makes\n"
+            "                     one 16-byte load and store, as a task writing a small result does)\n"
             "  --nbody            ForkUnion's N-body shape (one fork-join of n bodies per step), static\n"
             "                     and dynamic split; --bodies A,B,.. (default 16,128,1024) at --counts\n"
             "                     threads (default: the cores)\n"
@@ -136,7 +139,7 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         static char const *const valued[] = {"--rounds", "--warmup",       "--duration", "--reduce-mib",
                                              "--passes", "--wake-samples", "--wake-idle-ms", "--short-idle-us",
                                              "--idle",   "--timeout",      "--peers",    "--counts", "--threads",
-                                             "--staging-mib", "--staging-reps", "--bodies", NULL};
+                                             "--staging-mib", "--staging-reps", "--bodies", "--item", NULL};
         int known = 0;
         for (size_t k = 0; valued[k]; k++)
             if (strcmp(a, valued[k]) == 0) known = 1;
@@ -162,7 +165,13 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         else if (strcmp(a, "--peers") == 0) o->peers = v;
         else if (strcmp(a, "--staging-mib") == 0) o->staging_mib = (size_t)atol(v);
         else if (strcmp(a, "--staging-reps") == 0) o->staging_reps = atoi(v);
-        else if (strcmp(a, "--bodies") == 0) {
+        else if (strcmp(a, "--item") == 0) {
+            if (!bench_work_pairs_item(v)) {
+                fprintf(stderr, "uform bench: --item is bump or bump-two, not %s\n", v);
+                return 2;
+            }
+            o->item = v;
+        } else if (strcmp(a, "--bodies") == 0) {
             if (parse_list(v, "--bodies", 1u << 20, o->bodies, &o->bodies_count)) return 2;
         } else if (parse_counts(v, o)) return 2;
     }

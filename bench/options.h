@@ -44,6 +44,8 @@ typedef struct options_t {
     int staging_reps;   /* timed copies per figure (best taken) */
     size_t bodies[BENCH_MAX_THREAD_COUNTS]; /* --bodies; bodies_count 0: --nbody's default */
     size_t bodies_count;
+    /* --item: what each of --pairs' items does; NULL = "bump" (bench_work_pairs_item) */
+    const char *item;
 } options_t;
 
 /** 0: parsed; 2: usage error (message printed); 3: --help. */

@@ -54,6 +54,7 @@ typedef struct floor_t {
     _Atomic(floor_call_t *) call;
     _Alignas(128) _Atomic size_t pong;
     _Alignas(128) _Atomic int stop;
+    bench_item_t item; /* --item, the same as the pools' */
     bench_work_slot_t slots[2];
 } floor_t;
 
@@ -81,7 +82,7 @@ static void *floor_answer(void *argument) {
         if (call)
             call->item(call->context, 1); /* through the caller's struct, a line its stores own */
         else
-            bench_work_empty_item(f->slots, 1);
+            f->item(f->slots, 1);
         atomic_store_explicit(&f->pong, value, memory_order_release);
     }
 }
@@ -92,10 +93,10 @@ static void *floor_answer(void *argument) {
  * fork-join of this workload pays on top of the plain floor, whatever the pool. */
 static int floor_call(floor_t *f, size_t *calls, int context) {
     size_t call = ++*calls;
-    floor_call_t on_stack = {bench_work_empty_item, f->slots};
+    floor_call_t on_stack = {f->item, f->slots};
     if (context) atomic_store_explicit(&f->call, &on_stack, memory_order_relaxed);
     atomic_store_explicit(&f->ping, call, memory_order_release);
-    bench_work_empty_item(f->slots, 0);
+    f->item(f->slots, 0);
     while (atomic_load_explicit(&f->pong, memory_order_acquire) != call) relax();
     return bench_work_check(f->slots, 2, call, "floor");
 }
@@ -144,6 +145,7 @@ static void share_item(void *context, size_t item) {
 
 typedef struct pool_state_t {
     bench_peer_t const *peer;
+    bench_item_t item;
     void *pool;
     size_t items;
     bench_work_slot_t *slots;
@@ -151,7 +153,7 @@ typedef struct pool_state_t {
 
 static int pool_call(void *state, size_t *calls) {
     pool_state_t *p = (pool_state_t *)state;
-    int failed = p->peer->fork_join(p->pool, p->items, bench_work_empty_item, p->slots);
+    int failed = p->peer->fork_join(p->pool, p->items, p->item, p->slots);
     return failed | bench_work_check(p->slots, p->items, ++*calls, "fork-join");
 }
 
@@ -185,6 +187,7 @@ static int measure_floor(options_t const *o, int context, double *best, double *
         return 1;
     }
     static floor_t f;
+    f.item = bench_work_pairs_item(o->item);
     pthread_t thread;
     if (pthread_create(&thread, NULL, floor_answer, &f) != 0) return 1;
     pin_self(floor_cpus[0]);
@@ -209,7 +212,7 @@ int bench_pairs_child(options_t const *o, char const *spec) {
         bench_peer_t const *peer = child.peer;
         bench_work_slot_t *slots = aligned_alloc(128, sizeof(bench_work_slot_t) * threads);
         memset(slots, 0, sizeof(bench_work_slot_t) * threads);
-        pool_state_t state = {peer, pool, threads, slots};
+        pool_state_t state = {peer, bench_work_pairs_item(o->item), pool, threads, slots};
         caller_t c = {pool_call, &state};
         failed = time_batches(o, &c, &best, &median);
         if (!failed) failed = caller_share(&state, slots[0].count, &share);
@@ -311,8 +314,8 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
     char text[2048];
     snprintf(text, sizeof text,
              "%d rounds, %zu threads, each pool in a fresh process per round, the order reversed every other round; "
-             "%.2g s of %.0f ms batches after %.2g s warm-up",
-             o.rounds, threads, o.duration, BATCH_SECONDS * 1e3, o.warmup);
+             "%.2g s of %.0f ms batches after %.2g s warm-up; --item %s",
+             o.rounds, threads, o.duration, BATCH_SECONDS * 1e3, o.warmup, o.item ? o.item : "bump");
     bench_rounds_print_header(&run, &o, "--pairs", "", text);
     enum { COLUMNS = 9 };
     static char cells[(MAX_CONFIGS + 1) * COLUMNS][BENCH_CELL];
@@ -362,8 +365,8 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
     bench_print_table(cells, count + 1, COLUMNS, 1);
 #undef CELL
     snprintf(text, sizeof text,
-             "Fork-join of %zu items on %zu threads, each item bumping its own 128-byte slot, checked after every "
-             "call. best / median batch: the median over rounds of each process's best and median %.0f ms batch, "
+             "Fork-join of %zu items on %zu threads, each item bumping its own 128-byte slot (with bump-two, its "
+             "count and the next word, one 16-byte load and store), checked after every call. best / median batch: the median over rounds of each process's best and median %.0f ms batch, "
              "per call. uform / pool: uform SPINNING's time over this pool's in the same round, the median over "
              "rounds (below 1: uform is faster), with its range and the number of paired rounds; the first from "
              "best batches, the second from median batches. / floor: this pool's best batch over the floor's in "

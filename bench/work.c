@@ -2,6 +2,7 @@
 #include "work.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "common.h"
 
@@ -18,6 +19,18 @@ uint64_t bench_work(uint64_t seed) {
 void bench_work_empty_item(void *context, size_t item) {
     bench_work_slot_t *slots = (bench_work_slot_t *)context;
     slots[item].count++;
+}
+
+void bench_work_bump_two_item(void *context, size_t item) {
+    bench_work_slot_t *slots = (bench_work_slot_t *)context;
+    slots[item].count++;
+    slots[item].sink += 1;
+}
+
+bench_item_t bench_work_pairs_item(char const *name) {
+    if (!name || !strcmp(name, "bump")) return bench_work_empty_item;
+    if (!strcmp(name, "bump-two")) return bench_work_bump_two_item;
+    return NULL;
 }
 
 void bench_work_item(void *context, size_t item) {

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "peer.h" /* bench_item_t */
+
 #define BENCH_WORK_STEPS 512
 
 /** A 128-byte slot per item: how many times it ran, and the work's result. */
@@ -24,6 +26,13 @@ uint64_t bench_work(uint64_t seed);
 void bench_work_empty_item(void *slots, size_t item);
 /** A bench_item_t over bench_work_slot_t[]: bumps the item's slot after a little work. */
 void bench_work_item(void *slots, size_t item);
+
+/** A bench_item_t over bench_work_slot_t[]: bumps the item's slot and its second word, which
+ *  compilers make one 16-byte load and store (gcc 12 -O2 does): a task writing a small result. */
+void bench_work_bump_two_item(void *slots, size_t item);
+/** --pairs' item by its --item name ("bump": bench_work_empty_item, "bump-two"; NULL: "bump");
+ *  NULL for any other name. */
+bench_item_t bench_work_pairs_item(char const *name);
 
 /** 0 when every one of `items` slots of `slot_size` bytes, each starting with its size_t run
  *  count, ran exactly `expected` times; else prints the first that did not and returns 1. */

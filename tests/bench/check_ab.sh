@@ -9,7 +9,7 @@ fail() { echo "check_ab: $*" >&2; exit 1; }
 out=$(python3 "$src/scripts/bench-ab" --rounds 2 --duration 0.02 --peer uform:parked "$dir" "$dir") ||
   fail "the run failed"
 echo "$out"
-printf '%s\n' "$out" | grep -q '^2 paired rounds of the best batch; uform:parked: [0-9]* ns$' || fail "no heading with the peer's time"
+printf '%s\n' "$out" | grep -q '^2 paired rounds of the best batch, --item bump; uform:parked: [0-9]* ns$' || fail "no heading with the peer's time"
 rows=$(printf '%s\n' "$out" | grep -Ec ' [0-9]+ ns +[0-9]+\.[0-9]{3} \([0-9.]+-[0-9.]+\) +[0-9]+\.[0-9]{3} \([0-9.]+-[0-9.]+\)$')
 [ "$rows" -eq 2 ] || fail "expected 2 build rows with both ratios, found $rows"
 printf '%s\n' "$out" | sed -n 3p | grep -q ' 1\.000 (1\.00-1\.00)$' || fail "the first build is not 1.000 of itself"

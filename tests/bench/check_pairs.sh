@@ -23,4 +23,9 @@ printf '%s\n' "$out" | grep -Eq "^\| floor, with the call's context +\| +[0-9.]+
   fail "no row for the floor with the call's context, with its ratio to the plain floor"
 share=$(printf '%s\n' "$out" | awk -F'|' '/^\| uform spinning/ { gsub(/[ %]/, "", $10); print $10 }')
 [ "$share" -lt 100 ] || fail "uform's calling thread ran every item ($share%): the call did not fork"
-echo "check_pairs: a row per pool and the floor, ratios paired within rounds"
+two=$($bench --quick --pairs --rounds 1 --peers uform --duration 0.02 --warmup 0.01 --item bump-two 2>/dev/null) ||
+  fail "the run with --item bump-two failed"
+printf '%s\n' "$two" | grep -q -- '--item bump-two$' || fail "the settings do not say --item bump-two"
+printf '%s\n' "$two" | grep -Eq '^\| uform spinning +\| +[0-9.]+ [nu]s +\|' || fail "no uform row with --item bump-two"
+if $bench --pairs --item nope >/dev/null 2>&1; then fail "--item nope was accepted"; fi
+echo "check_pairs: a row per pool and the floors, ratios paired within rounds, --item bump-two"
