@@ -276,7 +276,8 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
         bench_peer_t const *peer = bench_peers[p];
         int is_uform = !strcmp(peer->name, "uform");
         if ((!is_uform && !bench_peer_selected(&o, peer->name)) || peer->single_thread_only) continue;
-        for (size_t v = 0; v < bench_peer_variant_count(peer) && count < MAX_CONFIGS - 1; v++) {
+        /* MAX_CONFIGS - 2: room for the two floors */
+        for (size_t v = 0; v < bench_peer_variant_count(peer) && count < MAX_CONFIGS - 2; v++) {
             char const *variant = peer->variants ? peer->variants[v] : NULL;
             if (is_uform && variant && !strcmp(variant, "spinning")) reference = count; /* every ratio's reference */
             bench_round_config_t *child = &children[count];
@@ -320,9 +321,8 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
     enum { COLUMNS = 9 };
     static char cells[(MAX_CONFIGS + 1) * COLUMNS][BENCH_CELL];
 #define CELL(row, column) cells[(row)*COLUMNS + (column)]
-    static char const *const headers[COLUMNS] = {"pool",         "best batch",   "uform / pool", "range",
-                                                 "median batch", "uform / pool", "/ floor",      "/ ctx floor",
-                                                 "caller"};
+    static char const *const headers[COLUMNS] = {"pool",         "best batch", "uform / pool", "range", "median batch",
+                                                 "uform / pool", "/ floor",    "/ ctx floor",  "caller"};
     for (size_t k = 0; k < COLUMNS; k++) snprintf(CELL(0, k), BENCH_CELL, "%s", headers[k]);
     for (size_t c = 0; c < count; c++) {
         snprintf(CELL(c + 1, 0), BENCH_CELL, "%s", names[c]);
@@ -366,7 +366,8 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
 #undef CELL
     snprintf(text, sizeof text,
              "Fork-join of %zu items on %zu threads, each item bumping its own 128-byte slot (with bump-two, its "
-             "count and the next word, one 16-byte load and store), checked after every call. best / median batch: the median over rounds of each process's best and median %.0f ms batch, "
+             "count and the next word, one 16-byte load and store), checked after every call. best / median batch: the "
+             "median over rounds of each process's best and median %.0f ms batch, "
              "per call. uform / pool: uform SPINNING's time over this pool's in the same round, the median over "
              "rounds (below 1: uform is faster), with its range and the number of paired rounds; the first from "
              "best batches, the second from median batches. / floor: this pool's best batch over the floor's in "
