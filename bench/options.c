@@ -176,6 +176,10 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         } else if (parse_counts(v, o)) return 2;
     }
     if (!o->parts) o->parts = BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_STAGING;
+    if (o->item && !(o->parts & BENCH_PART_PAIRS)) {
+        fprintf(stderr, "uform bench: --item is --pairs' option; add --pairs\n");
+        return 2;
+    }
     if (o->rounds < 1 || o->rounds > 64 || o->duration <= 0 || o->warmup < 0 || !o->reduce_mib || o->passes < 1 ||
         o->wake_samples < 1 || o->wake_idle < 0 || o->short_idle < 0 || o->idle_seconds <= 0 || o->timeout <= 0 ||
         !o->staging_mib || o->staging_mib > 65536 || o->staging_reps < 1 || o->staging_reps > 100) {

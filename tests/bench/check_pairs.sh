@@ -28,4 +28,5 @@ two=$($bench --quick --pairs --rounds 1 --peers uform --duration 0.02 --warmup 0
 printf '%s\n' "$two" | grep -q -- '--item bump-two$' || fail "the settings do not say --item bump-two"
 printf '%s\n' "$two" | grep -Eq '^\| uform spinning +\| +[0-9.]+ [num]?s +\|' || fail "no uform row with --item bump-two"
 if $bench --pairs --item nope >/dev/null 2>&1; then fail "--item nope was accepted"; fi
+if $bench --table --item bump-two >/dev/null 2>&1; then fail "--item without --pairs was accepted"; fi
 echo "check_pairs: a row per pool and the floors, ratios paired within rounds, --item bump-two"
