@@ -501,8 +501,10 @@ void *uform__worker_main(void *argument) {
         /* The tasks read the call's context first, and the caller has usually just written it
          * (a struct on its stack): ask for its line now. The claim below is a locked
          * instruction, which orders later loads after it but not a prefetch, so the context's
-         * transfer overlaps the claim's instead of following it (about 2-4% of a 2-thread call
-         * on the AMD guest, bench/RESULTS.md). The job itself may be read only once claimed. */
+         * transfer overlaps the claim's instead of following it (3.5-5% of a 2-thread call on
+         * the AMD guest, bench/RESULTS.md). The job itself may be read only once claimed (a
+         * newer one may be being published): hence the atomic hint, which `steal_race` checks
+         * under TSan (a read of `job.context` here is reported there). */
         __builtin_prefetch(atomic_load_explicit(&executor->context_hint, memory_order_relaxed));
         if (!uform__claim_share(&worker->claimed, seen)) continue; /* the forking thread ran it meanwhile */
         run_share(&env, worker->index);
@@ -514,8 +516,8 @@ void *uform__worker_main(void *argument) {
          * exchange: a locked exchange first waits for the task's own stores to reach their lines
          * and only then asks for `done`'s, where a store joins them in the store buffer and the
          * lines are fetched together (a task that loads and then stores its output, say two
-         * fields of a slot, measured 5-7% faster, and the 2-thread call 2-6%: bench/RESULTS.md).
-         * This is the pattern that passed 12 of 12 `steal_race` runs under qemu-aarch64, where a
+         * fields of a slot, measured 5-7% faster; a one-field bump 0-6%: bench/RESULTS.md).
+         * This pattern passed 20 of 20 `steal_race` runs under qemu-aarch64, where a
          * store-release followed by a load-acquire alone did not hold (the joiner's side). */
         atomic_store_explicit(&worker->done, seen, memory_order_release);
         atomic_thread_fence(memory_order_seq_cst);
