@@ -325,7 +325,7 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
                                                  "uform / pool", "/ floor",    "/ ctx floor",  "caller"};
     for (size_t k = 0; k < COLUMNS; k++) snprintf(CELL(0, k), BENCH_CELL, "%s", headers[k]);
     for (size_t c = 0; c < count; c++) {
-        snprintf(CELL(c + 1, 0), BENCH_CELL, "%s", names[c]);
+        snprintf(CELL(c + 1, 0), BENCH_CELL, "%.*s", BENCH_CELL - 1, names[c]); /* bounded for gcc -Wformat-truncation */
         bench_format_time(CELL(c + 1, 1), BENCH_CELL, median_of(&run, c, offsetof(pair_result_t, best)));
         bench_format_time(CELL(c + 1, 4), BENCH_CELL, median_of(&run, c, offsetof(pair_result_t, median)));
         double share = median_of(&run, c, offsetof(pair_result_t, share));
