@@ -29,9 +29,9 @@ typedef struct uform__worker_t {
     /* The generation whose share is finished, stored by whoever ran it. The joiner reads one
      * such word per worker instead of every worker adding to one shared counter. On the same
      * line as `claimed`, measured: on lines of their own the claim no longer waits for the
-     * joiner's copy of the line, 10-20% faster when the tasks read a context nobody writes, but
-     * 10-15% slower when they read one the caller wrote for this call (a struct on its stack,
-     * the common case), for reasons not pinned down (bench/RESULTS.md). */
+     * joiner's copy of the line, 10-28% faster for most task shapes, but the prefetched
+     * context's fetch then no longer hides behind that wait, and a context the caller built on
+     * its stack for the call (the common case) came out 2-23% slower (bench/RESULTS.md). */
     _Atomic uint64_t done;
     struct uform_executor_t *executor;
     size_t index; /* 0 is the deferred-call leader, 1.. are fork-join workers */
