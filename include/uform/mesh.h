@@ -78,8 +78,10 @@ typedef struct uform_mesh_description_t {
  * written nor read (a failing file system), a process answers its own proposal. The whole
  * bootstrap waits at most about the timeout plus three graces (a grace is a tenth of the timeout,
  * 1 to 10 s), or, with NCCL's blocking initialisation (NCCL before 2.14), unboundedly there.
- * Files: every process removes its own; the last one out removes the directory. A process of
- * another host that dies after it was seen keeps the outcome file in the job directory (nobody
+ * Files: every process removes its own; the last one out removes the directory. A process is
+ * known dead only on index 0's host, boot and pid namespace (its pid gone): one of another host,
+ * or of another container's pid namespace under the same host name (Kubernetes hostNetwork pods,
+ * --uts=host), that dies after it was seen keeps the outcome file in the job directory (nobody
  * can tell it from a slow one), and index 0 dying after the others have their answer leaves its
  * run file, the roster and the outcome; a job name is one run's, so a rerun takes a new one.
  * Every deadline is this process's monotonic clock or the directory's file system's clock: no

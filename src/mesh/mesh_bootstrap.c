@@ -126,6 +126,7 @@ uform_status_t uform_mesh_bootstrap(uform_executor_t *executor, const uform_mesh
     char why[256] = "";
     mine.multicast = mine.multimem > 1 && uform__mesh_multicast_probe(executor, why, sizeof why);
     if (gethostname(mine.host, sizeof mine.host - 1) != 0) snprintf(mine.host, sizeof mine.host, "unknown");
+    uform__mesh_identity(&mine);
 
     /* Index 0 (or a process alone) makes the NCCL id, where NCCL loads. */
     uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES];

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -149,16 +150,29 @@ static uform_status_t claim_and_rename(int job_fd, const char *temporary, const 
     return UFORM_STATUS_OK;
 }
 
+/* 64 random bits: host and pid alone repeat across containers that share a host name, each
+ * numbering its own processes (pid namespaces), so every temporary name carries these too. */
+static uint64_t random_bits(void) {
+    uint64_t bits = 0;
+#if defined(__EMSCRIPTEN__)
+    if (getentropy(&bits, sizeof bits) != 0) /* no getrandom in Emscripten's libc */
+#else
+    if (getrandom(&bits, sizeof bits, 0) != (ssize_t)sizeof bits)
+#endif
+        bits = (uform__now_ns() ^ ((uint64_t)getpid() << 32)) * 6364136223846793005ull + (uint64_t)(uintptr_t)&bits;
+    return bits;
+}
+
 uform_status_t uform__mesh_write_new(int job_fd, const char *name, const char *text, bool *taken, char *holder,
                                      const char *verb) {
     *taken = false;
     char temporary[256], host[65] = "";
     static _Atomic unsigned serial;
-    gethostname(host, sizeof host - 1); /* with the pid: unique across hosts and containers */
+    gethostname(host, sizeof host - 1); /* host and pid say whose it is; the random bits make it unique */
     for (char *c = host; *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '-')) *c = '_';
-    snprintf(temporary, sizeof temporary, ".%s.%s.%ld.%u.tmp", name, host, (long)getpid(),
-             atomic_fetch_add(&serial, 1));
+    snprintf(temporary, sizeof temporary, ".%s.%s.%ld.%u.%016llx.tmp", name, host, (long)getpid(),
+             atomic_fetch_add(&serial, 1), (unsigned long long)random_bits());
     int fd = openat(job_fd, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return uform__fail_errno(UFORM_STATUS_IO_ERROR, errno, "%s: cannot create %s", verb, temporary);
     bool ok = write_all(fd, text, strlen(text)) && fsync(fd) == 0;

@@ -2,129 +2,14 @@
  * publish this process's facts, take the roster, check it, acknowledge it (facts.<i> renamed
  * took.<i>), then answer the run's outcome. Whatever happens, this process removes what it wrote
  * once it has its answer, and the last one out of a run index 0 has left removes the rest. */
-#include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/error.h"
-#include "mesh/mesh_session.h"
+#include "mesh/mesh_follow.h"
 #include "platform/platform.h"
-
-typedef struct follower_t {
-    uform__mesh_session_t *s;
-    const uform__mesh_facts_t *mine;
-    char facts[32], took[32]; /* this index's two names */
-    const char *owned;        /* which of them this process wrote and still holds, or NULL */
-    bool has_roster;          /* it read and checked the roster: an OK outcome can be its answer */
-    char run_text[UFORM_MESH_FILE_MAX];
-    char run_holder[300]; /* index 0, in words */
-} follower_t;
-
-/* True once index 0 has removed the run file (it removes it first when it ends the run). */
-static bool run_is_over(const follower_t *f) { return uform__mesh_probe(f->s->job_fd, "run") == 0; }
-
-/* Whether any process's file is left in the job directory: a directory read, only on the way
- * out of a run index 0 has already left. */
-static bool others_remain(const follower_t *f) {
-    int fd = dup(f->s->job_fd);
-    DIR *directory = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!directory) {
-        if (fd >= 0) close(fd);
-        return true; /* unknown: leave the rest to another */
-    }
-    bool remain = false;
-    for (struct dirent *entry; !remain && (entry = readdir(directory));)
-        remain = (!strncmp(entry->d_name, "facts.", 6) || !strncmp(entry->d_name, "took.", 5)) &&
-                 !strstr(entry->d_name, ".claim");
-    closedir(directory);
-    return remain;
-}
-
-/* Removes the file this process still holds and, if index 0 has left (or is known dead: a
- * process of this host whose pid is gone) and no other process's file is left, what index 0 kept
- * for the latecomers: the roster, the outcome, the directory. */
-static void leave(follower_t *f) {
-    if (f->owned) uform__mesh_remove(f->s->job_fd, f->owned);
-    if (f->owned == f->took) uform__mesh_remove(f->s->job_fd, f->facts); /* its claim, without hard links */
-    f->owned = NULL;
-    bool lead_gone = !run_is_over(f) && uform__mesh_holder_gone(f->run_text, f->s->host);
-    if ((!run_is_over(f) && !lead_gone) || others_remain(f)) return;
-    if (lead_gone) uform__mesh_remove(f->s->job_fd, "run");
-    uform__mesh_remove(f->s->job_fd, "roster");
-    uform__mesh_remove(f->s->job_fd, "outcome");
-    uform__mesh_remove_job(f->s->directory, f->s->job, f->s->job_fd);
-}
-
-/* Answers an outcome read (`read`: 1 read, 0 absent, -1 unreadable with `message` saying why),
- * then leaves. */
-static uform_status_t answer_read(follower_t *f, int read, uform_status_t status, const char *message) {
-    leave(f);
-    if (read != 1) return uform__fail(UFORM_STATUS_IO_ERROR, "%s", read < 0 ? message : "outcome vanished");
-    if (status != UFORM_STATUS_OK) return uform__fail(status, "%s", message);
-    /* OK is decided only once every process acknowledged the roster, this one included: an OK it
-     * never acknowledged is not this process's run. */
-    if (!f->has_roster)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: %s: the run formed without this process (index %llu): use a new job name", f->s->verb,
-                           f->s->job, (unsigned long long)f->mine->index);
-    return UFORM_STATUS_OK;
-}
-
-/* Answers the run's outcome (the file exists), then leaves. */
-static uform_status_t answer(follower_t *f) {
-    uform_status_t status = UFORM_STATUS_OK;
-    char message[UFORM_MESH_MESSAGE_MAX + 1];
-    int read = uform__mesh_read_outcome(f->s, &status, message, sizeof message);
-    return answer_read(f, read, status, message);
-}
-
-/* Proposes an outcome (printf-style message) and answers the one the run has. */
-static uform_status_t propose(follower_t *f, uform_status_t status, const char *format, ...)
-    __attribute__((format(printf, 3, 4)));
-static uform_status_t propose(follower_t *f, uform_status_t status, const char *format, ...) {
-    char message[UFORM_MESH_MESSAGE_MAX + 1];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(message, sizeof message, format, args);
-    va_end(args);
-    uform_status_t decided = uform__mesh_decide(f->s, f->mine->index, status, message, message, sizeof message);
-    uform__mesh_step(f->s, f->mine->index, "proposed");
-    if (uform__mesh_probe(f->s->job_fd, "outcome") == 1) return answer(f);
-    leave(f); /* no outcome could be written: this process alone knows its answer */
-    return decided == UFORM_STATUS_OK ? UFORM_STATUS_OK : uform__fail(decided, "%s", message);
-}
-
-/* This process was cancelled: it tells the others at once (an outcome they all answer, as for a
- * process that died, only sooner), takes its files back and answers INTERRUPTED itself. */
-static uform_status_t interrupted(follower_t *f) {
-    char message[UFORM_MESH_MESSAGE_MAX + 1];
-    snprintf(message, sizeof message, "%s: %s: index %llu (host %s, pid %llu) was interrupted while the run met",
-             f->s->verb, f->s->job, (unsigned long long)f->mine->index, f->mine->host,
-             (unsigned long long)f->mine->pid);
-    uform__mesh_decide(f->s, f->mine->index, UFORM_STATUS_INTERRUPTED, message, NULL, 0);
-    leave(f);
-    return uform__fail(UFORM_STATUS_INTERRUPTED, "%s", message);
-}
-
-/* Index 0 ended the run (removed its run file). Its outcome, where it is still there; otherwise
- * this process came too late to read it. */
-static uform_status_t ended(follower_t *f, bool joined) {
-    /* One read, no probe first: index 0 removes the outcome a moment after its run file, and a
-     * probe then a read could see it and then miss it. */
-    uform_status_t status = UFORM_STATUS_OK;
-    char message[UFORM_MESH_MESSAGE_MAX + 1];
-    int read = uform__mesh_read_outcome(f->s, &status, message, sizeof message);
-    if (read != 0) return answer_read(f, read, status, message);
-    leave(f);
-    return uform__fail(UFORM_STATUS_TIMEOUT,
-                       "%s: %s: index 0 (%s) ended the run before this process %s: it failed or gave up (its message "
-                       "says why); start again under a new job name",
-                       f->s->verb, f->s->job, f->run_holder, joined ? "took its verdict" : "joined");
-}
 
 /* Opens the job directory and reads its run file, waiting for index 0 to make them. A directory
  * removed under this process (an earlier run of the same name ending) is opened again: a new
@@ -192,7 +77,7 @@ static uform_status_t check_after_publishing(follower_t *f) {
     int64_t roster_ns = 0, facts_ns = 0;
     if (uform__mesh_read(s->job_fd, f->took, text, s->verb) == UFORM_STATUS_OK) {
         uform__mesh_describe_holder(text, s->nonce, who, sizeof who);
-        leave(f);
+        uform__follow_leave(f);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s: index %llu is already held by %s", s->verb, s->job,
                            (unsigned long long)f->mine->index, who);
     }
@@ -200,7 +85,7 @@ static uform_status_t check_after_publishing(follower_t *f) {
     if (uform__mesh_read(s->job_fd, "roster", text, s->verb) != UFORM_STATUS_OK) return UFORM_STATUS_OK;
     uform__mesh_path(s, NULL, where, sizeof where);
     if (!uform__mesh_field(text, "nonce", nonce, sizeof nonce) || strcmp(nonce, s->nonce)) {
-        leave(f);
+        uform__follow_leave(f);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: an earlier run's roster is in the job directory (leftovers; use a new job name): %s "
                            "(run file: %s)",
@@ -208,7 +93,7 @@ static uform_status_t check_after_publishing(follower_t *f) {
     }
     if (uform__mesh_mtime_ns(s->job_fd, "roster", &roster_ns) && uform__mesh_mtime_ns(s->job_fd, f->facts, &facts_ns) &&
         roster_ns < facts_ns) {
-        leave(f);
+        uform__follow_leave(f);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: the run formed before this process arrived (a roster older than its facts: an earlier "
                            "run's leftovers, or another process as index %llu; use a new job name): %s (run file: %s)",
@@ -230,7 +115,7 @@ static uform_status_t publish_facts(follower_t *f) {
     uform__mesh_format_facts(text, "facts", s->nonce, f->mine);
     bool taken = false;
     uform_status_t status = uform__mesh_write_new(s->job_fd, f->facts, text, &taken, holder, s->verb);
-    if (status != UFORM_STATUS_OK) return run_is_over(f) ? ended(f, false) : status;
+    if (status != UFORM_STATUS_OK) return uform__follow_run_is_over(f) ? uform__follow_ended(f, false) : status;
     if (taken) {
         uform__mesh_describe_holder(holder, s->nonce, who, sizeof who);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s: index %llu is already held by %s", s->verb, s->job,
@@ -239,7 +124,7 @@ static uform_status_t publish_facts(follower_t *f) {
     f->owned = f->facts;
     double age = 0;
     if (run_is_stale(f, &age)) {
-        leave(f);
+        uform__follow_leave(f);
         uform__mesh_path(s, NULL, where, sizeof where);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: an earlier run's job directory (leftovers, past its index 0's timeout: %.0f s old; use "
@@ -285,14 +170,14 @@ uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_fa
     }
     uform__mesh_describe_holder(f.run_text, NULL, f.run_holder, sizeof f.run_holder);
     if (mine->index >= run.count)
-        return propose(&f, UFORM_STATUS_MISMATCH,
+        return uform__follow_propose(&f, UFORM_STATUS_MISMATCH,
                        "%s: %s disagree on the processes in the run (host_domain_count): index 0 (host %s) says %llu, "
                        "index %llu (host %s) says %llu",
                        s->verb, s->job, run.host, (unsigned long long)run.count, (unsigned long long)mine->index,
                        mine->host, (unsigned long long)mine->count);
 
     uform__mesh_step(s, mine->index, "facts");
-    if (run_is_over(&f)) return ended(&f, false);
+    if (uform__follow_run_is_over(&f)) return uform__follow_ended(&f, false);
     status = publish_facts(&f);
     if (status != UFORM_STATUS_OK) return status;
     uform__mesh_step(s, mine->index, "published");
@@ -301,28 +186,28 @@ uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_fa
     char text[UFORM_MESH_FILE_MAX];
     uint64_t deadline = roster_deadline(&f), step = 0;
     for (;;) {
-        if (uform__mesh_probe(s->job_fd, "outcome") == 1) return answer(&f);
+        if (uform__mesh_probe(s->job_fd, "outcome") == 1) return uform__follow_answer(&f);
         status = uform__mesh_read(s->job_fd, "roster", text, s->verb);
         if (status == UFORM_STATUS_OK) break;
-        if (status == UFORM_STATUS_NOT_FOUND && run_is_over(&f)) return ended(&f, true);
-        if (status != UFORM_STATUS_NOT_FOUND) return propose(&f, status, "%s", uform_last_error());
+        if (status == UFORM_STATUS_NOT_FOUND && uform__follow_run_is_over(&f)) return uform__follow_ended(&f, true);
+        if (status != UFORM_STATUS_NOT_FOUND) return uform__follow_propose(&f, status, "%s", uform_last_error());
         uform_status_t waited = uform__mesh_wait(s, deadline, &step);
-        if (waited == UFORM_STATUS_INTERRUPTED) return interrupted(&f);
+        if (waited == UFORM_STATUS_INTERRUPTED) return uform__follow_interrupted(&f);
         if (waited != UFORM_STATUS_OK)
-            return propose(&f, UFORM_STATUS_TIMEOUT,
+            return uform__follow_propose(&f, UFORM_STATUS_TIMEOUT,
                            "%s: %s: no roster from index 0 (%s) within %g s: it still misses some process, or died",
                            s->verb, s->job, f.run_holder, s->timeout_seconds);
     }
     /* Acknowledge only what was read and checked: a roster this process cannot use is its
      * verdict, and the run's. */
     status = uform__mesh_read_roster(s, text, roster);
-    if (status != UFORM_STATUS_OK) return propose(&f, status, "%s", uform_last_error());
+    if (status != UFORM_STATUS_OK) return uform__follow_propose(&f, status, "%s", uform_last_error());
     f.has_roster = true;
     uform__mesh_step(s, mine->index, "taken");
     if (renameat(s->job_fd, f.facts, s->job_fd, f.took) != 0) {
         int error = errno;
-        if (run_is_over(&f)) return ended(&f, true);
-        return propose(&f, UFORM_STATUS_IO_ERROR, "%s: index %llu cannot acknowledge the roster (rename %s to %s): %s",
+        if (uform__follow_run_is_over(&f)) return uform__follow_ended(&f, true);
+        return uform__follow_propose(&f, UFORM_STATUS_IO_ERROR, "%s: index %llu cannot acknowledge the roster (rename %s to %s): %s",
                        s->verb, (unsigned long long)mine->index, f.facts, f.took, strerror(error));
     }
     f.owned = f.took;
@@ -334,12 +219,12 @@ uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_fa
     deadline = (deadline > now + grace_ns ? deadline : now + grace_ns) + grace_ns;
     step = 0;
     for (;;) {
-        if (uform__mesh_probe(s->job_fd, "outcome") == 1) return answer(&f);
-        if (run_is_over(&f)) return ended(&f, true);
+        if (uform__mesh_probe(s->job_fd, "outcome") == 1) return uform__follow_answer(&f);
+        if (uform__follow_run_is_over(&f)) return uform__follow_ended(&f, true);
         uform_status_t waited = uform__mesh_wait(s, deadline, &step);
-        if (waited == UFORM_STATUS_INTERRUPTED) return interrupted(&f);
+        if (waited == UFORM_STATUS_INTERRUPTED) return uform__follow_interrupted(&f);
         if (waited != UFORM_STATUS_OK)
-            return propose(&f, UFORM_STATUS_TIMEOUT,
+            return uform__follow_propose(&f, UFORM_STATUS_TIMEOUT,
                            "%s: %s: no outcome from index 0 (%s) within %g s of the roster: it died or stalled",
                            s->verb, s->job, f.run_holder, s->timeout_seconds);
     }

@@ -61,8 +61,16 @@ static uform_status_t gather(lead_t *l, uform__mesh_roster_t *roster, bool *earl
                 return read;
             }
             if (!uform__mesh_parse_facts(text, "facts", nonce, &theirs) || theirs.index != i) {
+                unsigned version = 0;
                 uform__mesh_path(s, name, where, sizeof where);
-                snprintf(message, capacity, "%s: facts malformed (or of another uform version): %s", s->verb, where);
+                if (sscanf(text, "uform-mesh-facts %u\n", &version) == 1 && version != UFORM_MESH_FORMAT) {
+                    snprintf(message, capacity,
+                             "%s: facts format version %u, this process reads version %d (run one uform version "
+                             "everywhere): %s",
+                             s->verb, version, UFORM_MESH_FORMAT, where);
+                    return UFORM_STATUS_MISMATCH;
+                }
+                snprintf(message, capacity, "%s: facts malformed: %s", s->verb, where);
                 return UFORM_STATUS_IO_ERROR;
             }
             if (strcmp(nonce, s->nonce)) {
@@ -173,7 +181,7 @@ static void clean_up(lead_t *l) {
             else
                 uform__mesh_facts_name(i, name, sizeof name);
             if (uform__mesh_read(s->job_fd, name, text, s->verb) != UFORM_STATUS_OK) continue;
-            if (!uform__mesh_holder_gone(text, s->host)) {
+            if (!uform__mesh_holder_gone(text, l->mine)) {
                 kept = true;
                 continue;
             }

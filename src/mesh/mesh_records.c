@@ -1,9 +1,8 @@
 /* The rendezvous's records (mesh_session.h): every file is `key=value` lines behind a first line
- * naming its kind and format version ("uform-mesh-facts 2", "uform-mesh-run 2",
- * "uform-mesh-roster 2", "uform-mesh-outcome 2"), small enough to be written and read whole. The
+ * naming its kind and format version ("uform-mesh-facts 3", "uform-mesh-run 3",
+ * "uform-mesh-roster 3", "uform-mesh-outcome 2"), small enough to be written and read whole. The
  * roster and the outcome, which every process acts on, end in a checksum of what precedes it. */
 #include <errno.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,10 +55,10 @@ static void one_line(char *text) {
 void uform__mesh_format_facts(char *text, const char *header, const char *nonce, const uform__mesh_facts_t *f) {
     snprintf(text, UFORM_MESH_FILE_MAX,
              "uform-mesh-%s %d\nnonce=%s\nindex=%llu\ncount=%llu\ngpus=%llu\ngpu_class=%llu\nmultimem=%llu\n"
-             "multicast=%d\nnccl=%llu\nhost=%s\npid=%llu\n",
+             "multicast=%d\nnccl=%llu\nhost=%s\npid=%llu\nboot=%s\npidns=%s\n",
              header, UFORM_MESH_FORMAT, nonce, (unsigned long long)f->index, (unsigned long long)f->count, (unsigned long long)f->gpus,
              (unsigned long long)f->gpu_class, (unsigned long long)f->multimem, f->multicast ? 1 : 0,
-             (unsigned long long)f->nccl, f->host, (unsigned long long)f->pid);
+             (unsigned long long)f->nccl, f->host, (unsigned long long)f->pid, f->boot, f->pidns);
 }
 
 bool uform__mesh_parse_facts(const char *text, const char *header, char *nonce, uform__mesh_facts_t *f) {
@@ -74,7 +73,8 @@ bool uform__mesh_parse_facts(const char *text, const char *header, char *nonce, 
            uform__mesh_field_number(text, "multimem", &f->multimem) &&
            uform__mesh_field_number(text, "multicast", &multicast) && uform__mesh_field_number(text, "nccl", &f->nccl) &&
            uform__mesh_field(text, "host", f->host, sizeof f->host) && uform__mesh_field_number(text, "pid", &f->pid) &&
-           ((f->multicast = multicast != 0), true);
+           uform__mesh_field(text, "boot", f->boot, sizeof f->boot) &&
+           uform__mesh_field(text, "pidns", f->pidns, sizeof f->pidns) && ((f->multicast = multicast != 0), true);
 }
 
 /* Who holds a file, in words, for a refusal. */
@@ -245,7 +245,7 @@ static int parse_outcome(const uform__mesh_session_t *s, const char *text, uform
     uint64_t value = 0;
     uform__mesh_path(s, "outcome", where, sizeof where);
     long version = format_version(text, "outcome");
-    if (version != UFORM_MESH_FORMAT || !sealed(text) || !uform__mesh_field(text, "nonce", nonce, sizeof nonce) ||
+    if (version != UFORM_MESH_OUTCOME_FORMAT || !sealed(text) || !uform__mesh_field(text, "nonce", nonce, sizeof nonce) ||
         !uform__mesh_field_number(text, "status", &value) ||
         (!uform__mesh_field(text, "message", said, sizeof said) && !strstr(text, "\nmessage=\n"))) {
         snprintf(message, capacity, "%s: outcome unreadable (truncated, damaged or of another format): %s", s->verb,
@@ -278,7 +278,7 @@ uform_status_t uform__mesh_decide(const uform__mesh_session_t *s, uint64_t by, u
     char text[UFORM_MESH_FILE_MAX], line[UFORM_MESH_MESSAGE_MAX + 1], holder[UFORM_MESH_FILE_MAX];
     snprintf(line, sizeof line, "%s", status == UFORM_STATUS_OK || !message ? "" : message);
     one_line(line);
-    snprintf(text, sizeof text, "uform-mesh-outcome %d\nnonce=%s\nby=%llu\nstatus=%d\nmessage=%s\n", UFORM_MESH_FORMAT,
+    snprintf(text, sizeof text, "uform-mesh-outcome %d\nnonce=%s\nby=%llu\nstatus=%d\nmessage=%s\n", UFORM_MESH_OUTCOME_FORMAT,
              s->nonce, (unsigned long long)by, (int)status, line);
     seal(text, sizeof text);
     bool taken = false;
@@ -308,13 +308,4 @@ uform_status_t uform__mesh_decide(const uform__mesh_session_t *s, uint64_t by, u
     }
     if (capacity) snprintf(out, capacity, "%s", line);
     return status;
-}
-
-bool uform__mesh_holder_gone(const char *text, const char *host) {
-    char holder_host[128] = "";
-    uint64_t pid = 0;
-    if (!uform__mesh_field(text, "host", holder_host, sizeof holder_host) || !uform__mesh_field_number(text, "pid", &pid) ||
-        !host || strcmp(holder_host, host) || pid == 0 || pid > (uint64_t)INT32_MAX)
-        return false;
-    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }

@@ -17,7 +17,8 @@
  * the timeout, 1 to 10 s) for them to, then removes the run file (the run has ended), and the
  * rest unless a process that has not read the outcome yet still holds a file: then the outcome
  * stays for it, and the last one out removes it and the directory. Only a process of index 0's
- * host whose pid is gone is known dead: its file goes at once. A process that finds the run file
+ * host, boot and pid namespace whose pid is gone is known dead: its file goes at once (a pid
+ * means nothing in another container's pid namespace, even under the same host name). A process that finds the run file
  * gone and no outcome says the run ended without it. A run file older than its timeout plus twice
  * the grace by the file system's clock (the one every host shares) is an earlier run's. No
  * decision compares two hosts' clocks. Every wait is bounded by the timeout and looks at the
@@ -40,7 +41,15 @@ typedef struct uform__mesh_facts_t {
     uint64_t nccl;      /* 1 where libnccl.so.2 loads here (index 0: where it made an NCCL id) */
     char host[128];
     uint64_t pid;
+    /* Where that pid means something: the kernel's boot id (/proc/sys/kernel/random/boot_id) and
+     * the pid namespace ("pid:[4026531836]", /proc/self/ns/pid); "" where they cannot be read.
+     * Containers of one host name (host network, --uts=host) each have their own pid space. */
+    char boot[40];
+    char pidns[40];
 } uform__mesh_facts_t;
+
+/** This process's boot id and pid namespace into `f` (mesh_holder.c), "" where unread. */
+void uform__mesh_identity(uform__mesh_facts_t *f);
 
 /** What every process learns: the run's agreed shape. */
 typedef struct uform__mesh_roster_t {

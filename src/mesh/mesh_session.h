@@ -1,8 +1,10 @@
 /* Internal: what the two sides of the rendezvous (mesh_rendezvous.h tells the protocol) share.
  *   mesh_rendezvous.c  the entry point, the session's clocks and grace, the test hook
  *   mesh_records.c     the files' formats: run and facts, the roster, refusals in words
+ *   mesh_holder.c      whether a file's writer is provably gone (host, boot, pid namespace)
  *   mesh_lead.c        index 0: gathers, judges, publishes the roster, cleans up
- *   mesh_follow.c      every other index: joins, takes the roster, acknowledges it */
+ *   mesh_follow.c      every other index: joins, takes the roster, acknowledges it
+ *   mesh_follow_answer.c  how it answers the outcome and leaves (mesh_follow.h) */
 #ifndef UFORM_MESH_SESSION_H
 #define UFORM_MESH_SESSION_H
 
@@ -64,8 +66,12 @@ uform_status_t uform__mesh_compare(const uform__mesh_session_t *s, const uform__
                                    const uform__mesh_facts_t *theirs, char *message, size_t capacity);
 /** "3, 5, 9 and 12 more": the indices 1.. whose `done` flag is false. */
 void uform__mesh_list_missing(const bool *done, uint64_t count, char *out, size_t capacity);
-/** The files' format version: the first line of every file is "uform-mesh-<kind> <version>". */
-#define UFORM_MESH_FORMAT 2
+/** The files' format version: the first line of every file is "uform-mesh-<kind> <version>".
+ *  Version 3's facts and run file name the writer's boot id and pid namespace. */
+#define UFORM_MESH_FORMAT 3
+/** The outcome's own version: its layout is version 2's, so a process of a uform that writes
+ *  version 2 still reads the verdict (a MISMATCH naming both versions) that ends a mixed run. */
+#define UFORM_MESH_OUTCOME_FORMAT 2
 /** Publishes the roster (the run's shape), sealed with its checksum. */
 uform_status_t uform__mesh_write_roster(const uform__mesh_session_t *s, const uform__mesh_roster_t *roster);
 /** Reads the roster `text`: OK with the shape; MISMATCH naming both format versions when another
@@ -89,9 +95,13 @@ uform_status_t uform__mesh_decide(const uform__mesh_session_t *s, uint64_t by, u
 /** Reads the outcome: 1 with its status and message, 0 when there is none yet, -1 when it cannot
  *  be read or checked (IO_ERROR's message naming the file in `message`). */
 int uform__mesh_read_outcome(const uform__mesh_session_t *s, uform_status_t *status, char *message, size_t capacity);
-/** Whether index 0 can tell the holder of a file (its text) is gone: a process of this host
- *  whose pid no longer exists. A process of another host is never judged gone. */
-bool uform__mesh_holder_gone(const char *text, const char *host);
+/* ---- mesh_holder.c ---- */
+
+/** Whether the holder of a file (its text: host, pid, boot, pidns) is provably gone: a process of
+ *  `mine`'s host, boot and pid namespace whose pid no longer exists. Anything else (another host,
+ *  another container's pid space, a field missing or unreadable on either side) is not provably
+ *  dead, and is waited for as a live one. */
+bool uform__mesh_holder_gone(const char *text, const uform__mesh_facts_t *mine);
 
 /* ---- mesh_lead.c and mesh_follow.c ---- */
 

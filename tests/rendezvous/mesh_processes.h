@@ -87,7 +87,7 @@ static inline void member_damage(const char *directory, const char *job) {
     text[length] = 0;
     if (!strcmp(member_self->damage, "truncate")) length /= 2;
     else if (!strcmp(member_self->damage, "corrupt")) text[length / 2] ^= 0x01;
-    else if (!strncmp(text, "uform-mesh-roster 2", 19)) text[18] = '3';
+    else if (!strncmp(text, "uform-mesh-roster ", 18)) text[18]++; /* the next format version */
     file = fopen(path, "w");
     if (file) {
         fwrite(text, 1, length, file);

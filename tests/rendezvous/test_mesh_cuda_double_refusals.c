@@ -194,8 +194,8 @@ int main(void) {
     snprintf(path, sizeof path, "%s/stale", mesh_directory);
     CHECK(mkdir(path, 0700) == 0);
     snprintf(other, sizeof other, "%s/stale/run", mesh_directory);
-    write_file(other, "uform-mesh-run 2\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=2\ngpus=1\n"
-                      "gpu_class=3\nmultimem=1\nmulticast=0\nnccl=0\nhost=crashed-host\npid=4242\n"
+    write_file(other, "uform-mesh-run 3\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=2\ngpus=1\n"
+                      "gpu_class=3\nmultimem=1\nmulticast=0\nnccl=0\nhost=crashed-host\npid=4242\nboot=\npidns=\n"
                       "timeout_ms=2000\n");
     /* written an hour ago: far past its index 0's timeout (2 s) */
     struct timespec an_hour_ago[2];
@@ -204,7 +204,7 @@ int main(void) {
     an_hour_ago[1] = an_hour_ago[0];
     CHECK(utimensat(AT_FDCWD, other, an_hour_ago, 0) == 0);
     snprintf(other, sizeof other, "%s/stale/roster", mesh_directory);
-    write_file(other, "uform-mesh-roster 2\nnonce=0123456789abcdef0123456789abcdef\nstatus=0\nmessage=\ncount=2\n"
+    write_file(other, "uform-mesh-roster 3\nnonce=0123456789abcdef0123456789abcdef\nstatus=0\nmessage=\ncount=2\n"
                       "gpus=1\ngpu_class=3\nmultimem=1\nmulticast=0\nnccl=none\n");
     members_fill(members, 2, "stale", 1, 2);
     run(2);
@@ -220,8 +220,8 @@ int main(void) {
     snprintf(path, sizeof path, "%s/run-only", mesh_directory);
     CHECK(mkdir(path, 0700) == 0);
     snprintf(other, sizeof other, "%s/run-only/run", mesh_directory);
-    write_file(other, "uform-mesh-run 2\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=2\ngpus=1\n"
-                      "gpu_class=3\nmultimem=1\nmulticast=0\nnccl=0\nhost=crashed-host\npid=4242\n"
+    write_file(other, "uform-mesh-run 3\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=2\ngpus=1\n"
+                      "gpu_class=3\nmultimem=1\nmulticast=0\nnccl=0\nhost=crashed-host\npid=4242\nboot=\npidns=\n"
                       "timeout_ms=2000\n");
     CHECK(utimensat(AT_FDCWD, other, an_hour_ago, 0) == 0);
     members_fill(members, 2, "run-only", 1, 30);

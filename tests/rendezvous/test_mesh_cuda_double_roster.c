@@ -38,7 +38,7 @@ int main(void) {
     make_mesh_directory();
     damaged("truncate", UFORM_STATUS_IO_ERROR, "roster unreadable", "/roster-truncate/roster");
     damaged("corrupt", UFORM_STATUS_IO_ERROR, "roster unreadable", "/roster-corrupt/roster");
-    damaged("version", UFORM_STATUS_MISMATCH, "roster format version 3", "reads version 2");
+    damaged("version", UFORM_STATUS_MISMATCH, "roster format version 4", "reads version 3");
     CHECK(rmdir(mesh_directory) == 0); /* nothing left behind */
     TEST_DONE();
 }
