@@ -68,8 +68,11 @@ typedef struct uform_mesh_description_t {
  * in `directory/job/`; index 0 publishes a roster, every other process checks it (format version,
  * checksum) and acknowledges it, and the answer is one file, `outcome`, written exactly once:
  * by index 0 once every acknowledgement is in (or its wait for them ends), or by the first
- * process that gives up waiting for index 0, cannot use the roster, or is cancelled. No process
- * returns before it exists. Index 0 dying at any step: before its run file, every other process
+ * process that gives up waiting for index 0, cannot use the run file or the roster, cannot write
+ * its own file, or is cancelled. No process returns before it exists: a process whose proposal
+ * could not be written keeps reading for its deadline (a grace at least) and answers the outcome
+ * that appears; an I/O error reading the run file, before a process knows the run, is asked
+ * again until its deadline. Index 0 dying at any step: before its run file, every other process
  * answers TIMEOUT ("index 0 never arrived"); after it, the first to give up decides TIMEOUT for
  * all ("no roster from index 0", "no outcome from index 0"); after the outcome, everyone has it.
  * Limits: a process that reaches the directory only after index 0 has ended the run (it came,

@@ -13,28 +13,33 @@
 
 /* Opens the job directory and reads its run file, waiting for index 0 to make them. A directory
  * removed under this process (an earlier run of the same name ending) is opened again: a new
- * one of that name is this run's. */
+ * one of that name is this run's. An I/O error opening or reading them is asked again until the
+ * deadline (on NFS it may pass): until it has the run file this process knows no run to tell. */
 static uform_status_t read_run(follower_t *f) {
     uform__mesh_session_t *s = f->s;
     uint64_t step = 0;
-    char where[UFORM_MESH_PATH_MAX];
+    char where[UFORM_MESH_PATH_MAX], failure[UFORM_MESH_MESSAGE_MAX + 1] = "";
     for (;;) {
+        uform_status_t status = UFORM_STATUS_NOT_FOUND;
         if (s->job_fd < 0) {
             bool existed = false;
-            uform_status_t status = uform__mesh_open_job(s->directory, s->job, false, &existed, &s->job_fd, s->verb);
-            if (status != UFORM_STATUS_OK) return status;
+            status = uform__mesh_open_job(s->directory, s->job, false, &existed, &s->job_fd, s->verb);
+            if (status != UFORM_STATUS_OK && status != UFORM_STATUS_IO_ERROR) return status;
         }
         if (s->job_fd >= 0) {
-            uform_status_t status = uform__mesh_read(s->job_fd, "run", f->run_text, s->verb);
-            if (status != UFORM_STATUS_NOT_FOUND) return status;
-            if (uform__mesh_job_removed(s->job_fd)) {
+            status = uform__mesh_read(s->job_fd, "run", f->run_text, s->verb);
+            if (status == UFORM_STATUS_OK) return status;
+            if (status == UFORM_STATUS_NOT_FOUND && uform__mesh_job_removed(s->job_fd)) {
                 close(s->job_fd);
                 s->job_fd = -1;
             }
         }
+        if (status == UFORM_STATUS_IO_ERROR) snprintf(failure, sizeof failure, "%s", uform_last_error());
         uform_status_t waited = uform__mesh_wait(s, s->deadline_ns, &step);
         if (waited == UFORM_STATUS_INTERRUPTED) return waited;
         if (waited != UFORM_STATUS_OK) {
+            if (failure[0])
+                return uform__fail(UFORM_STATUS_IO_ERROR, "%s (asked again for %g s)", failure, s->timeout_seconds);
             uform__mesh_path(s, NULL, where, sizeof where);
             return s->job_fd < 0
                        ? uform__fail(UFORM_STATUS_TIMEOUT, "%s: %s: index 0 never arrived within %g s (no %s)", s->verb,
@@ -115,7 +120,14 @@ static uform_status_t publish_facts(follower_t *f) {
     uform__mesh_format_facts(text, "facts", s->nonce, f->mine);
     bool taken = false;
     uform_status_t status = uform__mesh_write_new(s->job_fd, f->facts, text, &taken, holder, s->verb);
-    if (status != UFORM_STATUS_OK) return uform__follow_run_is_over(f) ? uform__follow_ended(f, false) : status;
+    if (status != UFORM_STATUS_OK) {
+        if (uform__follow_run_is_over(f)) return uform__follow_ended(f, false);
+        /* A failure here is this process's alone (a full disk, a transient NFS error, no file
+         * descriptor left): the run's verdict, so every process answers it. */
+        return uform__follow_propose(f, status, "%s: %s: index %llu (host %s, pid %llu) cannot publish its facts: %s",
+                                     s->verb, s->job, (unsigned long long)f->mine->index, f->mine->host,
+                                     (unsigned long long)f->mine->pid, uform_last_error());
+    }
     if (taken) {
         uform__mesh_describe_holder(holder, s->nonce, who, sizeof who);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s: index %llu is already held by %s", s->verb, s->job,
@@ -132,6 +144,32 @@ static uform_status_t publish_facts(follower_t *f) {
                            s->verb, age, where, f->run_holder);
     }
     return check_after_publishing(f);
+}
+
+/* A run file this process cannot use (another format version, or malformed): the run's verdict,
+ * proposed under the run's nonce where the file has one, so that index 0 and every other process
+ * answer it too (the outcome's layout is the same in every version that has one). A file without
+ * a nonce names no run to tell: this process answers alone. */
+static uform_status_t refuse_run(follower_t *f) {
+    uform__mesh_session_t *s = f->s;
+    char where[UFORM_MESH_PATH_MAX], message[UFORM_MESH_MESSAGE_MAX + 1];
+    uform__mesh_path(s, "run", where, sizeof where);
+    unsigned version = 0;
+    uform_status_t status = UFORM_STATUS_IO_ERROR;
+    if (sscanf(f->run_text, "uform-mesh-run %u\n", &version) == 1 && version != UFORM_MESH_FORMAT) {
+        status = UFORM_STATUS_MISMATCH;
+        snprintf(message, sizeof message,
+                 "%s: run file format version %u, index %llu (host %s) reads version %d (run one uform version "
+                 "everywhere): %s",
+                 s->verb, version, (unsigned long long)f->mine->index, f->mine->host, UFORM_MESH_FORMAT, where);
+    } else {
+        snprintf(message, sizeof message, "%s: run file malformed (index %llu, host %s read it): %s", s->verb,
+                 (unsigned long long)f->mine->index, f->mine->host, where);
+    }
+    uform__mesh_describe_holder(f->run_text, NULL, f->run_holder, sizeof f->run_holder);
+    if (!uform__mesh_field(f->run_text, "nonce", s->nonce, sizeof s->nonce) || strlen(s->nonce) != UFORM_MESH_NONCE_HEX)
+        return uform__fail(status, "%s", message);
+    return uform__follow_propose(f, status, "%s", message);
 }
 
 /* Until when this process waits for the roster: its own deadline, or index 0's if that is later
@@ -152,22 +190,12 @@ static uint64_t roster_deadline(const follower_t *f) {
 uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_facts_t *mine,
                                   uform__mesh_roster_t *roster) {
     follower_t f = {.s = s, .mine = mine};
-    char where[UFORM_MESH_PATH_MAX];
     uform__mesh_facts_name(mine->index, f.facts, sizeof f.facts);
     uform__mesh_took_name(mine->index, f.took, sizeof f.took);
     uform_status_t status = read_run(&f);
     if (status != UFORM_STATUS_OK) return status;
     uform__mesh_facts_t run;
-    if (!uform__mesh_parse_facts(f.run_text, "run", s->nonce, &run)) {
-        uform__mesh_path(s, "run", where, sizeof where);
-        unsigned version = 0;
-        if (sscanf(f.run_text, "uform-mesh-run %u\n", &version) == 1 && version != UFORM_MESH_FORMAT)
-            return uform__fail(UFORM_STATUS_MISMATCH,
-                               "%s: run file format version %u, this process writes version %d (run one uform version "
-                               "everywhere): %s",
-                               s->verb, version, UFORM_MESH_FORMAT, where);
-        return uform__fail(UFORM_STATUS_IO_ERROR, "%s: run file malformed: %s", s->verb, where);
-    }
+    if (!uform__mesh_parse_facts(f.run_text, "run", s->nonce, &run)) return refuse_run(&f);
     uform__mesh_describe_holder(f.run_text, NULL, f.run_holder, sizeof f.run_holder);
     if (mine->index >= run.count)
         return uform__follow_propose(&f, UFORM_STATUS_MISMATCH,

@@ -71,17 +71,32 @@ uform_status_t uform__follow_answer(follower_t *f) {
     return uform__follow_answer_read(f, read, status, message);
 }
 
-/* Proposes an outcome (printf-style message) and answers the one the run has. */
+/* Proposes an outcome (printf-style message) and answers the one the run has. When there is none
+ * to read (this process could not write its proposal: a file system failing now, perhaps only for
+ * a moment), it keeps reading until its deadline, and at least a grace: another process's
+ * proposal, or index 0's verdict, may still come, and that is the run's answer. Only then does
+ * it answer its own proposal, alone. */
 uform_status_t uform__follow_propose(follower_t *f, uform_status_t status, const char *format, ...) {
-    char message[UFORM_MESH_MESSAGE_MAX + 1];
+    uform__mesh_session_t *s = f->s;
+    char message[UFORM_MESH_MESSAGE_MAX + 1], said[UFORM_MESH_MESSAGE_MAX + 1];
     va_list args;
     va_start(args, format);
     vsnprintf(message, sizeof message, format, args);
     va_end(args);
-    uform_status_t decided = uform__mesh_decide(f->s, f->mine->index, status, message, message, sizeof message);
-    uform__mesh_step(f->s, f->mine->index, "proposed");
-    if (uform__mesh_probe(f->s->job_fd, "outcome") == 1) return uform__follow_answer(f);
-    uform__follow_leave(f); /* no outcome could be written: this process alone knows its answer */
+    uform_status_t decided = uform__mesh_decide(s, f->mine->index, status, message, message, sizeof message);
+    uform__mesh_step(s, f->mine->index, "proposed");
+    uint64_t grace_ns = (uint64_t)(uform__mesh_grace_seconds(s->timeout_seconds) * 1e9), step = 0;
+    uint64_t deadline = uform__now_ns() + grace_ns;
+    if (deadline < s->deadline_ns) deadline = s->deadline_ns;
+    for (;;) {
+        uform_status_t answered = UFORM_STATUS_OK;
+        int read = uform__mesh_read_outcome(s, &answered, said, sizeof said);
+        if (read != 0) return uform__follow_answer_read(f, read, answered, said);
+        uform_status_t waited = uform__mesh_wait(s, deadline, &step);
+        if (waited == UFORM_STATUS_INTERRUPTED) return uform__follow_interrupted(f);
+        if (waited != UFORM_STATUS_OK) break;
+    }
+    uform__follow_leave(f); /* no outcome could be written or read: this process alone knows its answer */
     return decided == UFORM_STATUS_OK ? UFORM_STATUS_OK : uform__fail(decided, "%s", message);
 }
 
