@@ -78,7 +78,10 @@ typedef struct uform_mesh_description_t {
  * Limits: a process that reaches the directory only after index 0 has ended the run (it came,
  * or woke, too late to be seen) answers TIMEOUT in its own words ("ended the run before this
  * process joined"), and the others never waited for it; when the outcome file can be neither
- * written nor read (a failing file system), a process answers its own proposal. The whole
+ * written nor read (a failing file system), a process answers its own proposal; so does each,
+ * on a file system without hard links, when the process that claimed the outcome died between
+ * creating its claim and writing it (one killed later leaves its verdict in the claim, read by
+ * all). The whole
  * bootstrap waits at most about the timeout plus three graces (a grace is a tenth of the timeout,
  * 1 to 10 s), or, with NCCL's blocking initialisation (NCCL before 2.14), unboundedly there.
  * Files: every process removes its own; the last one out removes the directory. A process is

@@ -125,9 +125,12 @@ static bool no_hard_links(int error) {
 
 /* The fallback without hard links: `name.claim` created exclusively (O_EXCL: one winner, on NFS
  * too) claims the name, then the whole temporary file is renamed onto it, so a reader sees all of
- * it or nothing. A claim whose file is not there yet reads as an empty holder. */
-static uform_status_t claim_and_rename(int job_fd, const char *temporary, const char *name, bool *taken, char *holder,
-                                       const char *verb) {
+ * it or nothing. The claim holds the same text, written before the rename: a writer killed
+ * between the two leaves a claim that says what it decided, and readers take it from there
+ * (uform__mesh_read_claimed). Only a writer killed between creating the claim and writing it
+ * leaves an empty one. */
+static uform_status_t claim_and_rename(int job_fd, const char *temporary, const char *name, const char *text,
+                                       bool *taken, char *holder, const char *verb) {
     char claim[300];
     snprintf(claim, sizeof claim, "%s.claim", name);
     int fd = openat(job_fd, claim, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -136,9 +139,12 @@ static uform_status_t claim_and_rename(int job_fd, const char *temporary, const 
         unlinkat(job_fd, temporary, 0);
         if (error != EEXIST) return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "%s: cannot claim %s", verb, name);
         *taken = true;
-        if (uform__mesh_read(job_fd, name, holder, verb) != UFORM_STATUS_OK) holder[0] = 0;
+        if (uform__mesh_read_claimed(job_fd, name, holder, verb) != UFORM_STATUS_OK) holder[0] = 0;
         return UFORM_STATUS_OK;
     }
+    /* The claim is this process's whether or not its copy of the text lands: the rename below
+     * publishes the whole file either way. */
+    (void)(write_all(fd, text, strlen(text)) && fsync(fd) == 0);
     close(fd);
     if (renameat(job_fd, temporary, job_fd, name) != 0) {
         error = errno;
@@ -187,7 +193,7 @@ uform_status_t uform__mesh_write_new(int job_fd, const char *name, const char *t
     error = linked != 0 && atomic_load_explicit(&links_refused, memory_order_relaxed) ? EPERM : errno;
     if (linked != 0 && no_hard_links(error)) {
         atomic_store_explicit(&links_refused, true, memory_order_relaxed);
-        return claim_and_rename(job_fd, temporary, name, taken, holder, verb);
+        return claim_and_rename(job_fd, temporary, name, text, taken, holder, verb);
     }
     if (linked != 0 && error == EEXIST) {
         /* NFS may answer a retransmitted LINK that did succeed with EEXIST: then the temporary
@@ -228,6 +234,15 @@ uform_status_t uform__mesh_read(int job_fd, const char *name, char *text, const 
     close(fd);
     text[length] = 0;
     return UFORM_STATUS_OK;
+}
+
+uform_status_t uform__mesh_read_claimed(int job_fd, const char *name, char *text, const char *verb) {
+    uform_status_t status = uform__mesh_read(job_fd, name, text, verb);
+    if (status != UFORM_STATUS_NOT_FOUND) return status;
+    char claim[300];
+    snprintf(claim, sizeof claim, "%s.claim", name);
+    status = uform__mesh_read(job_fd, claim, text, verb);
+    return status == UFORM_STATUS_OK && !text[0] ? UFORM_STATUS_NOT_FOUND : status;
 }
 
 int uform__mesh_probe(int job_fd, const char *name) {

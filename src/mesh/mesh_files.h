@@ -46,6 +46,11 @@ uform_status_t uform__mesh_write_new(int job_fd, const char *name, const char *t
  *  quietly when it does not exist yet; IO_ERROR otherwise. */
 uform_status_t uform__mesh_read(int job_fd, const char *name, char *text, const char *verb);
 
+/** The same, and where `name` is missing, what its `.claim` holds (a writer without hard links
+ *  killed between its claim and its rename): NOT_FOUND when neither has anything yet. The claim's
+ *  text may be partial: the caller checks it (the outcome is sealed). */
+uform_status_t uform__mesh_read_claimed(int job_fd, const char *name, char *text, const char *verb);
+
 /** Whether `name` is in the job directory (a stat, no read): 1 present, 0 absent (ENOENT), -1
  *  unknown (any other error, such as a transient one on NFS: the caller asks again). */
 int uform__mesh_probe(int job_fd, const char *name);

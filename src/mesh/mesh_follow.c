@@ -86,7 +86,7 @@ static uform_status_t check_after_publishing(follower_t *f) {
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: %s: index %llu is already held by %s", s->verb, s->job,
                            (unsigned long long)f->mine->index, who);
     }
-    if (uform__mesh_probe(s->job_fd, "outcome") == 1) return UFORM_STATUS_OK;
+    if (uform__mesh_outcome_exists(s)) return UFORM_STATUS_OK;
     if (uform__mesh_read(s->job_fd, "roster", text, s->verb) != UFORM_STATUS_OK) return UFORM_STATUS_OK;
     uform__mesh_path(s, NULL, where, sizeof where);
     if (!uform__mesh_field(text, "nonce", nonce, sizeof nonce) || strcmp(nonce, s->nonce)) {
@@ -214,7 +214,7 @@ uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_fa
     char text[UFORM_MESH_FILE_MAX];
     uint64_t deadline = roster_deadline(&f), step = 0;
     for (;;) {
-        if (uform__mesh_probe(s->job_fd, "outcome") == 1) return uform__follow_answer(&f);
+        if (uform__mesh_outcome_exists(s)) return uform__follow_answer(&f);
         status = uform__mesh_read(s->job_fd, "roster", text, s->verb);
         if (status == UFORM_STATUS_OK) break;
         if (status == UFORM_STATUS_NOT_FOUND && uform__follow_run_is_over(&f)) return uform__follow_ended(&f, true);
@@ -247,7 +247,7 @@ uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_fa
     deadline = (deadline > now + grace_ns ? deadline : now + grace_ns) + grace_ns;
     step = 0;
     for (;;) {
-        if (uform__mesh_probe(s->job_fd, "outcome") == 1) return uform__follow_answer(&f);
+        if (uform__mesh_outcome_exists(s)) return uform__follow_answer(&f);
         if (uform__follow_run_is_over(&f)) return uform__follow_ended(&f, true);
         uform_status_t waited = uform__mesh_wait(s, deadline, &step);
         if (waited == UFORM_STATUS_INTERRUPTED) return uform__follow_interrupted(&f);

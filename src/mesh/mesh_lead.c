@@ -21,7 +21,7 @@ typedef struct lead_t {
 } lead_t;
 
 /* Whether the outcome exists (a process decided the run ahead of index 0). */
-static bool decided(const lead_t *l) { return uform__mesh_probe(l->s->job_fd, "outcome") == 1; }
+static bool decided(const lead_t *l) { return uform__mesh_outcome_exists(l->s); }
 
 /* A job directory that exists already: never joined (an earlier run's leftovers, or a second
  * index 0). Names whoever its run file says made it. */

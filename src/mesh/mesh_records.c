@@ -263,14 +263,31 @@ static int parse_outcome(const uform__mesh_session_t *s, const char *text, uform
 }
 
 int uform__mesh_read_outcome(const uform__mesh_session_t *s, uform_status_t *status, char *message, size_t capacity) {
-    char text[UFORM_MESH_FILE_MAX];
+    char text[UFORM_MESH_FILE_MAX], said[UFORM_MESH_MESSAGE_MAX + 1];
     uform_status_t read = uform__mesh_read(s->job_fd, "outcome", text, s->verb);
-    if (read == UFORM_STATUS_NOT_FOUND) return 0;
-    if (read != UFORM_STATUS_OK) {
+    if (read == UFORM_STATUS_OK) return parse_outcome(s, text, status, message, capacity);
+    if (read != UFORM_STATUS_NOT_FOUND) {
         snprintf(message, capacity, "%s", uform_last_error());
         return -1;
     }
-    return parse_outcome(s, text, status, message, capacity);
+    /* No outcome file: the claim's copy, where a writer without hard links claimed the name and
+     * has not renamed its file onto it (it died there, or is about to). Only a whole, sealed copy
+     * of this run counts; an empty or partial one is "not yet". */
+    uform_status_t claimed = UFORM_STATUS_OK;
+    if (uform__mesh_read(s->job_fd, "outcome.claim", text, s->verb) != UFORM_STATUS_OK ||
+        parse_outcome(s, text, &claimed, said, sizeof said) != 1)
+        return 0;
+    *status = claimed;
+    snprintf(message, capacity, "%s", said);
+    return 1;
+}
+
+bool uform__mesh_outcome_exists(const uform__mesh_session_t *s) {
+    if (uform__mesh_probe(s->job_fd, "outcome") == 1) return true;
+    uform_status_t status = UFORM_STATUS_OK;
+    char message[UFORM_MESH_MESSAGE_MAX + 1];
+    return uform__mesh_probe(s->job_fd, "outcome.claim") == 1 &&
+           uform__mesh_read_outcome(s, &status, message, sizeof message) == 1;
 }
 
 uform_status_t uform__mesh_decide(const uform__mesh_session_t *s, uint64_t by, uform_status_t status,
@@ -287,11 +304,18 @@ uform_status_t uform__mesh_decide(const uform__mesh_session_t *s, uint64_t by, u
         if (capacity) snprintf(out, capacity, "%s", line);
         return status;
     }
-    /* Someone decided first (or the file cannot be written: then read whatever is there). */
+    /* Someone decided first (or the file cannot be written: then read whatever is there). A name
+     * taken with nothing readable yet is a writer between its claim and its text (without hard
+     * links): it gets a grace to finish before this process falls back on its own proposal. */
     uform_status_t decided = status;
     char said[UFORM_MESH_MESSAGE_MAX + 1] = "";
-    if ((taken && parse_outcome(s, holder, &decided, said, sizeof said) == 1) ||
-        uform__mesh_read_outcome(s, &decided, said, sizeof said) == 1) {
+    int read = taken && parse_outcome(s, holder, &decided, said, sizeof said) == 1
+                   ? 1
+                   : uform__mesh_read_outcome(s, &decided, said, sizeof said);
+    uint64_t deadline = uform__now_ns() + (uint64_t)(uform__mesh_grace_seconds(s->timeout_seconds) * 1e9), step = 0;
+    while (taken && read == 0 && uform__mesh_wait(s, deadline, &step) == UFORM_STATUS_OK)
+        read = uform__mesh_read_outcome(s, &decided, said, sizeof said);
+    if (read == 1) {
         if (capacity) snprintf(out, capacity, "%s", said);
         return decided;
     }

@@ -95,6 +95,8 @@ uform_status_t uform__mesh_decide(const uform__mesh_session_t *s, uint64_t by, u
 /** Reads the outcome: 1 with its status and message, 0 when there is none yet, -1 when it cannot
  *  be read or checked (IO_ERROR's message naming the file in `message`). */
 int uform__mesh_read_outcome(const uform__mesh_session_t *s, uform_status_t *status, char *message, size_t capacity);
+/** Whether the outcome exists: its file, or (without hard links) a whole copy in its claim. */
+bool uform__mesh_outcome_exists(const uform__mesh_session_t *s);
 /* ---- mesh_holder.c ---- */
 
 /** Whether the holder of a file (its text: host, pid, boot, pidns) is provably gone: a process of

@@ -2,14 +2,19 @@
  * EPERM in every process of the run, as an LD_PRELOAD'd library would make them (here the test
  * executable defines them, which interposes them the same way for the static library it links).
  * Every process falls back to exclusive create plus rename: a run forms, a refused run answers
- * one outcome, an index claimed twice is still refused, and nothing is left in the directory. */
+ * one outcome, an index claimed twice is still refused, and nothing is left in the directory.
+ * A writer killed between claiming the outcome and renaming its file onto it (the test's renameat
+ * kills index 1 there, once its own facts failed to land: fsync answering EIO, so that it proposes
+ * the run's verdict) leaves its verdict in the claim: both survivors answer it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 
 #include "mesh_processes.h"
 
-static int refused; /* inherited by every member (fork) */
+static int refused;        /* inherited by every member (fork) */
+static int fail_fsync;     /* in a member: its next fsync answers EIO */
+static int die_publishing; /* in a member: killed as it renames a file onto "outcome" */
 
 /* wasm32 builds compile this test but never run it (it loads the CUDA double: scripts/test-wasm),
  * and Emscripten has no raw linkat system call to forward to. */
@@ -23,7 +28,28 @@ int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
 }
 
 int link(const char *oldpath, const char *newpath) { return linkat(AT_FDCWD, oldpath, AT_FDCWD, newpath, 0); }
+
+int fsync(int fd) {
+    if (fail_fsync) {
+        fail_fsync = 0;
+        errno = EIO;
+        return -1;
+    }
+    return (int)syscall(SYS_fsync, fd);
+}
+
+int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
+    if (die_publishing && !strcmp(newpath, "outcome")) raise(SIGKILL); /* its claim is made, its file not renamed */
+    return (int)syscall(SYS_renameat, olddirfd, oldpath, newdirfd, newpath);
+}
 #endif
+
+/* The rendezvous's step hook: index 1, once it has read the run file, fails its facts and dies
+ * publishing the verdict it proposes for that. */
+static void doomed_proposer(const char *directory, const char *job, uint64_t index, const char *step) {
+    (void)directory, (void)job;
+    if (index == 1 && !strcmp(step, "facts")) fail_fsync = die_publishing = 1;
+}
 
 static member_t members[4];
 
@@ -68,6 +94,25 @@ int main(void) {
     CHECK_MESSAGE(*loser, "index 1 is already held");
     CHECK_STATUS(members[0].status, UFORM_STATUS_TIMEOUT);
     CHECK(job_gone("twice"));
+
+    uform__test_mesh_step = doomed_proposer;
+    members_fill(members, 3, "claim-killed", 1, 2);
+    members_start(members, 3);
+    members_finish(members, 3);
+    uform__test_mesh_step = NULL;
+    CHECK(members[1].status == (uform_status_t)-1); /* killed */
+    for (size_t i = 0; i < 3; i += 2) {
+        CHECK_STATUS(members[i].status, UFORM_STATUS_IO_ERROR);
+        CHECK_MESSAGE(members[i], "index 1 (host");
+        CHECK_MESSAGE(members[i], "cannot publish its facts");
+    }
+    CHECK(!strcmp(members[0].message, members[2].message));
+    char left[1024];
+    job_left("claim-killed", left, sizeof left);
+    if (left[0]) TEST_FAIL_("claim-killed: left in the job directory: %s", left);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/claim-killed", mesh_directory);
+    remove_mesh_directory_entry(path); /* the killed writer's temporary file */
 
     CHECK(rmdir(mesh_directory) == 0);
     TEST_DONE();
