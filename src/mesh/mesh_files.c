@@ -1,6 +1,7 @@
 /* The rendezvous's files (mesh_files.h): every path is resolved against an open directory
  * descriptor with O_NOFOLLOW, so a symbolic link planted in the job directory is never followed,
  * and every file appears whole under its final name or not at all. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <fcntl.h>
@@ -270,6 +271,21 @@ void uform__mesh_remove(int job_fd, const char *name) {
         snprintf(claim, sizeof claim, "%s.claim", name);
         unlinkat(job_fd, claim, 0);
     }
+}
+
+void uform__mesh_remove_temporaries(int job_fd) {
+    int fd = dup(job_fd);
+    DIR *directory = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!directory) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    for (struct dirent *entry; (entry = readdir(directory));) {
+        size_t length = strlen(entry->d_name);
+        if (entry->d_name[0] == '.' && length > 5 && !strcmp(entry->d_name + length - 4, ".tmp"))
+            unlinkat(job_fd, entry->d_name, 0);
+    }
+    closedir(directory);
 }
 
 void uform__mesh_remove_job(const char *directory, const char *job, int job_fd) {

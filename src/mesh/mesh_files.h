@@ -67,6 +67,11 @@ bool uform__mesh_job_removed(int job_fd);
  *  links. */
 void uform__mesh_remove(int job_fd, const char *name);
 
+/** Removes every temporary file (`.<name>...tmp`) in the job directory: what a writer killed
+ *  before its link or rename left. Only the last process out calls it, once the outcome is final:
+ *  a live writer's file then belongs to a process that came too late for the run. */
+void uform__mesh_remove_temporaries(int job_fd);
+
 /** Removes the job directory if it is still the one `job_fd` opened (same device and inode,
  *  looked up through the parent's descriptor, never a path rebuilt in a buffer) and empty;
  *  anything else is left alone, harmlessly. */

@@ -45,6 +45,7 @@ void uform__follow_leave(follower_t *f) {
     if (lead_gone) uform__mesh_remove(f->s->job_fd, "run");
     uform__mesh_remove(f->s->job_fd, "roster");
     uform__mesh_remove(f->s->job_fd, "outcome");
+    uform__mesh_remove_temporaries(f->s->job_fd);
     uform__mesh_remove_job(f->s->directory, f->s->job, f->s->job_fd);
 }
 

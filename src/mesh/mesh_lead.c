@@ -194,6 +194,7 @@ static void clean_up(lead_t *l) {
     if (kept) return;
     uform__mesh_remove(s->job_fd, "roster");
     uform__mesh_remove(s->job_fd, "outcome");
+    uform__mesh_remove_temporaries(s->job_fd);
     uform__mesh_remove_job(s->directory, s->job, s->job_fd);
 }
 

@@ -242,7 +242,7 @@ static inline void member_signal(member_t *m, int signal) {
 }
 
 /** What is left of `directory/job`, its entries' names sorted and joined by spaces ("" when the
- *  directory is gone or empty). */
+ *  directory is gone or empty), dot files (a killed writer's temporary file) included. */
 static inline void job_left(const char *job, char *out, size_t capacity) {
     char path[1024], names[64][256];
     size_t count = 0;
@@ -251,7 +251,8 @@ static inline void job_left(const char *job, char *out, size_t capacity) {
     DIR *directory = opendir(path);
     if (!directory) return;
     for (struct dirent *entry; (entry = readdir(directory)) && count < 64;)
-        if (entry->d_name[0] != '.') snprintf(names[count++], sizeof names[0], "%s", entry->d_name);
+        if (strcmp(entry->d_name, ".") && strcmp(entry->d_name, ".."))
+            snprintf(names[count++], sizeof names[0], "%s", entry->d_name);
     closedir(directory);
     qsort(names, count, sizeof names[0], (int (*)(const void *, const void *))strcmp);
     for (size_t i = 0; i < count; i++) {

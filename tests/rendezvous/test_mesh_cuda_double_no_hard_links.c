@@ -110,9 +110,7 @@ int main(void) {
     char left[1024];
     job_left("claim-killed", left, sizeof left);
     if (left[0]) TEST_FAIL_("claim-killed: left in the job directory: %s", left);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/claim-killed", mesh_directory);
-    remove_mesh_directory_entry(path); /* the killed writer's temporary file */
+    CHECK(job_gone("claim-killed")); /* the killed writer's temporary file too */
 
     CHECK(rmdir(mesh_directory) == 0);
     TEST_DONE();
