@@ -40,8 +40,12 @@ typedef struct uform_mesh_options_t {
     /** borrowed, may be NULL: the caller's cancel flag. Nonzero (set from any thread, or from a
      *  signal handler) makes the bootstrap return INTERRUPTED within 50 ms of any wait: this
      *  process's files are taken back and the others answer INTERRUPTED naming it, as of a
-     *  process that died, at once. An options struct of the older size (without it) is read
-     *  without it. Set it as uform_call_t.cancel says: with an atomic store. */
+     *  process that died, at once. Where the run's outcome was written first (the cancel came as
+     *  the run ended), this process answers that outcome, as the others do. Limit: a follower
+     *  cancelled before index 0's run file is there knows no run to tell: it answers INTERRUPTED
+     *  alone and leaves no trace, and index 0 waits its timeout for it ("never arrived"). An
+     *  options struct of the older size (without it) is read without it. Set it as
+     *  uform_call_t.cancel says: with an atomic store. */
     const volatile int *cancel;
 } uform_mesh_options_t;
 

@@ -102,13 +102,18 @@ uform_status_t uform__follow_propose(follower_t *f, uform_status_t status, const
 }
 
 /* This process was cancelled: it tells the others at once (an outcome they all answer, as for a
- * process that died, only sooner), takes its files back and answers INTERRUPTED itself. */
+ * process that died, only sooner), takes its files back and answers INTERRUPTED itself. Where the
+ * run's outcome was written before its proposal (the cancel came as the run ended), that outcome
+ * is everyone's answer, this process's too. */
 uform_status_t uform__follow_interrupted(follower_t *f) {
-    char message[UFORM_MESH_MESSAGE_MAX + 1];
+    char message[UFORM_MESH_MESSAGE_MAX + 1], decided[UFORM_MESH_MESSAGE_MAX + 1];
     snprintf(message, sizeof message, "%s: %s: index %llu (host %s, pid %llu) was interrupted while the run met",
              f->s->verb, f->s->job, (unsigned long long)f->mine->index, f->mine->host,
              (unsigned long long)f->mine->pid);
-    uform__mesh_decide(f->s, f->mine->index, UFORM_STATUS_INTERRUPTED, message, NULL, 0);
+    uform_status_t status =
+        uform__mesh_decide(f->s, f->mine->index, UFORM_STATUS_INTERRUPTED, message, decided, sizeof decided);
+    if (status != UFORM_STATUS_INTERRUPTED || strcmp(decided, message))
+        return uform__follow_answer_read(f, 1, status, decided);
     uform__follow_leave(f);
     return uform__fail(UFORM_STATUS_INTERRUPTED, "%s", message);
 }

@@ -269,14 +269,13 @@ uform_status_t uform__mesh_lead(uform__mesh_session_t *s, const uform__mesh_fact
             snprintf(message, sizeof message, "%s: %s: index %s never took the roster within %g s (died?)", s->verb,
                      s->job, silent, s->timeout_seconds);
     }
-    /* The outcome every process answers: this one, or the one a process proposed first. */
+    /* The outcome every process answers: this one, or the one a process proposed first (a
+     * cancelled index 0 answers that one too, as the others do). */
     uform__mesh_step(s, 0, "deciding");
-    bool cancelled = status == UFORM_STATUS_INTERRUPTED;
-    if (cancelled)
+    if (status == UFORM_STATUS_INTERRUPTED)
         snprintf(message, sizeof message, "%s: %s: index 0 (host %s, pid %llu) was interrupted while the run met",
                  s->verb, s->job, mine->host, (unsigned long long)mine->pid);
     status = uform__mesh_decide(s, 0, status, message, message, sizeof message);
-    if (cancelled) status = UFORM_STATUS_INTERRUPTED; /* whatever the others answer, this process was */
     uform__mesh_step(s, 0, "decided");
     l.departed = departed;
     await_departures(&l);
