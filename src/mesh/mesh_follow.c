@@ -198,11 +198,12 @@ uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_fa
     if (!uform__mesh_parse_facts(f.run_text, "run", s->nonce, &run)) return refuse_run(&f);
     uform__mesh_describe_holder(f.run_text, NULL, f.run_holder, sizeof f.run_holder);
     if (mine->index >= run.count)
-        return uform__follow_propose(&f, UFORM_STATUS_MISMATCH,
-                       "%s: %s disagree on the processes in the run (host_domain_count): index 0 (host %s) says %llu, "
-                       "index %llu (host %s) says %llu",
-                       s->verb, s->job, run.host, (unsigned long long)run.count, (unsigned long long)mine->index,
-                       mine->host, (unsigned long long)mine->count);
+        return uform__follow_propose(
+            &f, UFORM_STATUS_MISMATCH,
+            "%s: %s disagree on the processes in the run (host_domain_count): index 0 (host %s) says %llu, "
+            "index %llu (host %s) says %llu",
+            s->verb, s->job, run.host, (unsigned long long)run.count, (unsigned long long)mine->index, mine->host,
+            (unsigned long long)mine->count);
 
     uform__mesh_step(s, mine->index, "facts");
     if (uform__follow_run_is_over(&f)) return uform__follow_ended(&f, false);
@@ -222,9 +223,10 @@ uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_fa
         uform_status_t waited = uform__mesh_wait(s, deadline, &step);
         if (waited == UFORM_STATUS_INTERRUPTED) return uform__follow_interrupted(&f);
         if (waited != UFORM_STATUS_OK)
-            return uform__follow_propose(&f, UFORM_STATUS_TIMEOUT,
-                           "%s: %s: no roster from index 0 (%s) within %g s: it still misses some process, or died",
-                           s->verb, s->job, f.run_holder, s->timeout_seconds);
+            return uform__follow_propose(
+                &f, UFORM_STATUS_TIMEOUT,
+                "%s: %s: no roster from index 0 (%s) within %g s: it still misses some process, or died", s->verb,
+                s->job, f.run_holder, s->timeout_seconds);
     }
     /* Acknowledge only what was read and checked: a roster this process cannot use is its
      * verdict, and the run's. */
@@ -235,8 +237,9 @@ uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_fa
     if (renameat(s->job_fd, f.facts, s->job_fd, f.took) != 0) {
         int error = errno;
         if (uform__follow_run_is_over(&f)) return uform__follow_ended(&f, true);
-        return uform__follow_propose(&f, UFORM_STATUS_IO_ERROR, "%s: index %llu cannot acknowledge the roster (rename %s to %s): %s",
-                       s->verb, (unsigned long long)mine->index, f.facts, f.took, strerror(error));
+        return uform__follow_propose(&f, UFORM_STATUS_IO_ERROR,
+                                     "%s: index %llu cannot acknowledge the roster (rename %s to %s): %s", s->verb,
+                                     (unsigned long long)mine->index, f.facts, f.took, strerror(error));
     }
     f.owned = f.took;
     uform__mesh_step(s, mine->index, "acknowledged");
@@ -252,8 +255,9 @@ uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_fa
         uform_status_t waited = uform__mesh_wait(s, deadline, &step);
         if (waited == UFORM_STATUS_INTERRUPTED) return uform__follow_interrupted(&f);
         if (waited != UFORM_STATUS_OK)
-            return uform__follow_propose(&f, UFORM_STATUS_TIMEOUT,
-                           "%s: %s: no outcome from index 0 (%s) within %g s of the roster: it died or stalled",
-                           s->verb, s->job, f.run_holder, s->timeout_seconds);
+            return uform__follow_propose(
+                &f, UFORM_STATUS_TIMEOUT,
+                "%s: %s: no outcome from index 0 (%s) within %g s of the roster: it died or stalled", s->verb, s->job,
+                f.run_holder, s->timeout_seconds);
     }
 }

@@ -133,4 +133,3 @@ uform_status_t uform__follow_ended(follower_t *f, bool joined) {
                        "says why); start again under a new job name",
                        f->s->verb, f->s->job, f->run_holder, joined ? "took its verdict" : "joined");
 }
-

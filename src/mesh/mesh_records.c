@@ -245,7 +245,8 @@ static int parse_outcome(const uform__mesh_session_t *s, const char *text, uform
     uint64_t value = 0;
     uform__mesh_path(s, "outcome", where, sizeof where);
     long version = format_version(text, "outcome");
-    if (version != UFORM_MESH_OUTCOME_FORMAT || !sealed(text) || !uform__mesh_field(text, "nonce", nonce, sizeof nonce) ||
+    if (version != UFORM_MESH_OUTCOME_FORMAT || !sealed(text) ||
+        !uform__mesh_field(text, "nonce", nonce, sizeof nonce) ||
         !uform__mesh_field_number(text, "status", &value) ||
         (!uform__mesh_field(text, "message", said, sizeof said) && !strstr(text, "\nmessage=\n"))) {
         snprintf(message, capacity, "%s: outcome unreadable (truncated, damaged or of another format): %s", s->verb,
@@ -295,8 +296,8 @@ uform_status_t uform__mesh_decide(const uform__mesh_session_t *s, uint64_t by, u
     char text[UFORM_MESH_FILE_MAX], line[UFORM_MESH_MESSAGE_MAX + 1], holder[UFORM_MESH_FILE_MAX];
     snprintf(line, sizeof line, "%s", status == UFORM_STATUS_OK || !message ? "" : message);
     one_line(line);
-    snprintf(text, sizeof text, "uform-mesh-outcome %d\nnonce=%s\nby=%llu\nstatus=%d\nmessage=%s\n", UFORM_MESH_OUTCOME_FORMAT,
-             s->nonce, (unsigned long long)by, (int)status, line);
+    snprintf(text, sizeof text, "uform-mesh-outcome %d\nnonce=%s\nby=%llu\nstatus=%d\nmessage=%s\n",
+             UFORM_MESH_OUTCOME_FORMAT, s->nonce, (unsigned long long)by, (int)status, line);
     seal(text, sizeof text);
     bool taken = false;
     uform_status_t written = uform__mesh_write_new(s->job_fd, "outcome", text, &taken, holder, s->verb);

@@ -13,8 +13,13 @@
 static uform_status_t cancelled_follower(const char *job, bool decided, char *message, size_t capacity) {
     static const volatile int cancel = 1;
     bool existed = false;
-    uform__mesh_session_t s = {.directory = mesh_directory, .job = job, .verb = "test", .host = "h",
-                               .timeout_seconds = 1, .cancel = &cancel, .job_fd = -1};
+    uform__mesh_session_t s = {.directory = mesh_directory,
+                               .job = job,
+                               .verb = "test",
+                               .host = "h",
+                               .timeout_seconds = 1,
+                               .cancel = &cancel,
+                               .job_fd = -1};
     CHECK_OK(uform__mesh_open_job(mesh_directory, job, true, &existed, &s.job_fd, "test"));
     CHECK(!existed && s.job_fd >= 0);
     s.deadline_ns = uform__now_ns() + 1000000000u;

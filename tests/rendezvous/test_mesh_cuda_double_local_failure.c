@@ -14,7 +14,7 @@
 
 #include "mesh_processes.h"
 
-static int fail_fsync;   /* in a member: its next fsync answers EIO */
+static int fail_fsync;    /* in a member: its next fsync answers EIO */
 static int fail_run_open; /* inherited by every member: index 1's first open of "run" answers EIO */
 
 /* wasm32 builds compile this test but never run it (it loads the CUDA double). */

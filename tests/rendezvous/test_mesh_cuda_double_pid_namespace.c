@@ -82,8 +82,7 @@ static void start_in_namespace(member_t *m, pid_t pid) {
 int main(void) {
     int refusal = unshare_refusal();
     if (refusal) {
-        printf("unshare(CLONE_NEWPID) refused (%s): a pid namespace needs CAP_SYS_ADMIN; skipped\n",
-               strerror(refusal));
+        printf("unshare(CLONE_NEWPID) refused (%s): a pid namespace needs CAP_SYS_ADMIN; skipped\n", strerror(refusal));
         return 77;
     }
     pid_t pid = absent_pid();
