@@ -70,32 +70,31 @@ typedef struct uform_mesh_description_t {
  * run-wide description, or the same error status with the same message, even when one process
  * dies, stalls past the timeout or cannot read the others' files at any step. The processes meet
  * in `directory/job/`; index 0 publishes a roster, every other process checks it (format version,
- * checksum) and acknowledges it, and the answer is one file, `outcome`, written exactly once:
- * by index 0 once every acknowledgement is in (or its wait for them ends), or by the first
- * process that gives up waiting for index 0, cannot use the run file or the roster, cannot write
- * its own file, or is cancelled. No process returns before it exists: a process whose proposal
- * could not be written keeps reading for its deadline (a grace at least) and answers the outcome
- * that appears; an I/O error reading the run file, before a process knows the run, is asked
- * again until its deadline. Index 0 dying at any step: before its run file, every other process
- * answers TIMEOUT ("index 0 never arrived"); after it, the first to give up decides TIMEOUT for
- * all ("no roster from index 0", "no outcome from index 0"); after the outcome, everyone has it.
- * Limits: a process that reaches the directory only after index 0 has ended the run (it came,
- * or woke, too late to be seen) answers TIMEOUT in its own words ("ended the run before this
- * process joined"), and the others never waited for it; when the outcome file can be neither
- * written nor read (a failing file system), a process answers its own proposal; so does each,
- * on a file system without hard links, when the process that claimed the outcome died between
- * creating its claim and writing it (one killed later leaves its verdict in the claim, read by
- * all). The whole
- * bootstrap waits at most about the timeout plus three graces (a grace is a tenth of the timeout,
- * 1 to 10 s), or, with NCCL's blocking initialisation (NCCL before 2.14), unboundedly there.
- * Files: every process removes its own; the last one out removes the directory. A process is
- * known dead only on index 0's host, boot and pid namespace (its pid gone): one of another host,
- * or of another container's pid namespace under the same host name (Kubernetes hostNetwork pods,
- * --uts=host), that dies after it was seen keeps the outcome file in the job directory (nobody
- * can tell it from a slow one), and index 0 dying after the others have their answer leaves its
- * run file, the roster and the outcome; a job name is one run's, so a rerun takes a new one.
- * Every deadline is this process's monotonic clock or the directory's file system's clock: no
- * two hosts' clocks are compared.
+ * checksum) and acknowledges it, and the answer is one file, `outcome`, written exactly once: by
+ * index 0 once every acknowledgement is in (or its wait for them ends), or by the first process
+ * that gives up waiting for index 0, cannot use the run file or the roster, cannot write its own
+ * file, or is cancelled. No process returns before it exists: a process whose proposal could not
+ * be written keeps reading for its deadline (a grace at least) and answers the outcome that
+ * appears; an I/O error reading the run file, before a process knows the run, is asked again until
+ * its deadline. Index 0 dying at any step: before its run file, every other process answers
+ * TIMEOUT ("index 0 never arrived"); after it, the first to give up decides TIMEOUT for all ("no
+ * roster from index 0", "no outcome from index 0"); after the outcome, everyone has it. Limits: a
+ * process that reaches the directory only after index 0 has ended the run (it came, or woke, too
+ * late to be seen) answers TIMEOUT in its own words ("ended the run before this process joined"),
+ * and the others never waited for it; when the outcome file can be neither written nor read (a
+ * failing file system), a process answers its own proposal; so does each, on a file system without
+ * hard links, when the process that claimed the outcome died between creating its claim and
+ * writing it (one killed later leaves its verdict in the claim, read by all). The whole bootstrap
+ * waits at most about the timeout plus three graces (a grace is a tenth of the timeout, 1 to 10 s;
+ * one more where a proposal finds no outcome to read), or, with NCCL's blocking initialisation
+ * (NCCL before 2.14), unboundedly there. Files: every process removes its own; the last one out
+ * removes the directory. A process is known dead only on index 0's host, boot and pid namespace
+ * (its pid gone): one of another host, or of another container's pid namespace under the same host
+ * name (Kubernetes hostNetwork pods, --uts=host), that dies after it was seen keeps the outcome
+ * file in the job directory (nobody can tell it from a slow one), and index 0 dying after the
+ * others have their answer leaves its run file, the roster and the outcome; a job name is one
+ * run's, so a rerun takes a new one. Every deadline is this process's monotonic clock or the
+ * directory's file system's clock: no two hosts' clocks are compared.
  *
  * The NCCL hand-off that follows is bounded too: with NCCL 2.14 and newer the communicators are
  * initialised non-blocking and polled against the timeout (NCCL never notices a peer that died
