@@ -9,7 +9,7 @@ import uform
 from uform import Arena, ArenaView, Deferred, Executor
 
 FUNCTIONS = [uform.capabilities_compiled, uform.capabilities_available, uform.gpu_devices, uform.cpu_class_derived,
-             uform.default_threads, uform.info]
+             uform.default_threads, uform.info, uform.version]
 CLASSES = [Executor, Deferred, Arena, ArenaView, uform.lib.Staging]
 
 

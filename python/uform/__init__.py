@@ -30,6 +30,7 @@ from .lib import (
     MismatchError,
     NotFoundError,
     OutOfMemoryError,
+    Staging,
     TimeoutError as TimeoutError,  # the redundant alias exports it to type checkers (see __all__)
     UFormError,
     UFormInterruptedError,
@@ -145,6 +146,21 @@ def info(*, json: bool = False) -> str:
     Calls uform_info_write.
     """
     return _lib.info(json=json)
+
+
+def version() -> str:
+    """The C library's version at run time, e.g. "4.0.0-rc.1"; the package's own __version__.
+
+    Raises:
+        Never raises.
+
+    Example:
+        >>> uform.version() == uform.__version__
+        True
+
+    Calls uform_version.
+    """
+    return _lib.version()
 
 
 def _native_address(thing: object, role: str) -> int:
@@ -360,6 +376,7 @@ __all__ = [
     "MultimemTier",
     "NotFoundError",
     "OutOfMemoryError",
+    "Staging",
     "UFormError",
     "UFormIOError",
     "UFormInterruptedError",
@@ -370,4 +387,5 @@ __all__ = [
     "default_threads",
     "gpu_devices",
     "info",
+    "version",
 ]
