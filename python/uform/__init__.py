@@ -49,13 +49,15 @@ if _lib.version() != __version__:
 def capabilities_compiled() -> str:
     """The hardware capabilities this binary was compiled with.
 
-    A space-separated list (e.g. "serial haswell skylake"), the kernels built in.
+    A comma-separated list (e.g. "serial,intel_haswell,intel_skylake,cuda,numa"): the CPU
+    classes with kernels built in, as snake-case CPUClass names in class order, then the
+    backends ("cuda", "hip", "nccl", "numa").
 
     Raises:
         Never raises.
 
     Example:
-        >>> "serial" in uform.capabilities_compiled()
+        >>> "serial" in uform.capabilities_compiled().split(",")
         True
 
     Calls uform_capabilities_compiled.
@@ -66,13 +68,16 @@ def capabilities_compiled() -> str:
 def capabilities_available() -> str:
     """The hardware capabilities this machine offers at runtime.
 
-    A space-separated list, as capabilities_compiled(): what this CPU and OS can run.
+    A comma-separated list in the order and names of capabilities_compiled(): the part of it
+    this machine (CPU, OS, drivers) can run.
 
     Raises:
         Never raises.
 
     Example:
-        >>> usable = set(uform.capabilities_compiled().split()) & set(uform.capabilities_available().split())
+        >>> usable = set(uform.capabilities_compiled().split(",")) & set(uform.capabilities_available().split(","))
+        >>> "serial" in usable
+        True
 
     Calls uform_capabilities_available.
     """
