@@ -257,7 +257,7 @@ static inline void job_left(const char *job, char *out, size_t capacity) {
     qsort(names, count, sizeof names[0], (int (*)(const void *, const void *))strcmp);
     for (size_t i = 0; i < count; i++) {
         size_t used = strlen(out);
-        snprintf(out + used, capacity - used, "%s%s", i ? " " : "", names[i]);
+        snprintf(out + used, capacity - used, "%s%.255s", i ? " " : "", names[i]);
     }
 }
 

@@ -40,7 +40,11 @@ int fsync(int fd) {
 
 int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {
     if (die_publishing && !strcmp(newpath, "outcome")) raise(SIGKILL); /* its claim is made, its file not renamed */
+#ifdef SYS_renameat
     return (int)syscall(SYS_renameat, olddirfd, oldpath, newdirfd, newpath);
+#else /* riscv64 has only renameat2 */
+    return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, 0);
+#endif
 }
 #endif
 
