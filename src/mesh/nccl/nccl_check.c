@@ -143,7 +143,12 @@ static uform_status_t check(uform_executor_t *executor, uform__nccl_communicator
 uform_status_t uform__nccl_all_reduce_check_bounded(uform_executor_t *executor,
                                                     uform__nccl_communicators_t *communicators,
                                                     double timeout_seconds) {
-    return check(executor, communicators, timeout_seconds);
+    /* Every device is made current in turn: the caller's context is given back after. */
+    uintptr_t saved = 0;
+    uform__gpu_device_t *saved_by = uform__nccl_save_caller(executor, &saved);
+    uform_status_t status = check(executor, communicators, timeout_seconds);
+    if (saved_by) saved_by->backend->restore_current(saved_by, saved);
+    return status;
 }
 
 uform_status_t uform__nccl_all_reduce_check(uform_executor_t *executor, uform__nccl_communicators_t *communicators) {

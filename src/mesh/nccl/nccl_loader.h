@@ -52,7 +52,7 @@ uform_status_t uform__nccl_status(uform_ncclResult result);
  * TIMEOUT names the ranks unfinished. After a failure once the collective was handed to NCCL,
  * every communicator has been aborted (ncclCommAbort, before the check's buffers were freed) and
  * set to NULL in `communicators`: they are unusable, and a caller holding copies of the handles
- * must not destroy them.
+ * must not destroy them. The calling thread's current context is the same after as before.
  */
 uform_status_t uform__nccl_all_reduce_check(uform_executor_t *executor, uform__nccl_communicators_t *communicators);
 
