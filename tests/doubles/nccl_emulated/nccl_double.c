@@ -23,8 +23,8 @@
 pthread_mutex_t nccl_double_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ncclComm *communicators; /* live ones, under the lock */
 
-_Thread_local int nccl_double_group_depth;
-_Thread_local struct ncclComm *nccl_double_group_inits;
+TLS int nccl_double_group_depth;
+TLS struct ncclComm *nccl_double_group_inits;
 
 bool nccl_double_live(const struct ncclComm *comm) {
     for (const struct ncclComm *c = communicators; c; c = c->next)

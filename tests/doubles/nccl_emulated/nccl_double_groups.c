@@ -45,8 +45,8 @@ static pthread_cond_t job_done = PTHREAD_COND_INITIALIZER; /* a job let go of it
 
 /* This thread's group: its collectives, and whether they are on blocking (1) or non-blocking (2)
  * communicators (0: none yet), which NCCL does not let one group mix. */
-static _Thread_local pending_t *group_calls, *group_calls_last;
-static _Thread_local int group_mode;
+static TLS pending_t *group_calls, *group_calls_last;
+static TLS int group_mode;
 
 /* ---- all-reduce among the ranks of this process ---- */
 

@@ -14,6 +14,10 @@
 
 #define EXPORT __attribute__((visibility("default")))
 #define INTERNAL __attribute__((visibility("hidden")))
+/* Thread-local in the static TLS block (initial-exec), not dynamic TLS: LeakSanitizer's exit-time
+ * scan of this dlopen'ed library's dynamic TLS faults on a bogus range (test_nccl_double_semantics
+ * under ASan). The double's few bytes fit glibc's static TLS surplus for dlopen'ed libraries. */
+#define TLS _Thread_local __attribute__((tls_model("initial-exec")))
 #define MAX_MISSING 16
 
 /* ---- configuration (nccl_double_config.c) ---- */
@@ -90,8 +94,8 @@ INTERNAL void nccl_double_progress_init(struct ncclComm *comm);
 INTERNAL uform_ncclResult nccl_double_complete_init(struct ncclComm *comm);
 
 /* This thread's group: its depth and the initialisations it collected (newest first). */
-extern INTERNAL _Thread_local int nccl_double_group_depth;
-extern INTERNAL _Thread_local struct ncclComm *nccl_double_group_inits;
+extern INTERNAL TLS int nccl_double_group_depth;
+extern INTERNAL TLS struct ncclComm *nccl_double_group_inits;
 
 /* A call on a non-blocking communicator whose previous operation is still in progress: NCCL
  * (ncclCommEnsureReady) warns "Attempt to use communicator before the previous operation returned
