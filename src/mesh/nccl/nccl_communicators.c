@@ -226,9 +226,18 @@ void uform__nccl_communicators_destroy(uform__nccl_communicators_t *communicator
         char saved[512];
         snprintf(saved, sizeof saved, "%s", uform_last_error());
         if (uform__nccl_get(&library) == UFORM_STATUS_OK)
-            for (size_t i = 0; i < communicators->count; i++)
-                if (communicators->communicators[i])
-                    library->ncclCommDestroy((uform_ncclComm)communicators->communicators[i]);
+            for (size_t i = 0; i < communicators->count; i++) {
+                uform_ncclComm communicator = (uform_ncclComm)communicators->communicators[i];
+                if (!communicator) continue;
+                /* ncclCommDestroy of a communicator with work in progress or an asynchronous
+                 * error answers an error and frees nothing; ncclCommAbort frees it in any state. */
+                uform_ncclResult state = UFORM_NCCL_SUCCESS;
+                if (library->ncclCommGetAsyncError(communicator, &state) != UFORM_NCCL_SUCCESS ||
+                    state != UFORM_NCCL_SUCCESS)
+                    library->ncclCommAbort(communicator);
+                else
+                    library->ncclCommDestroy(communicator);
+            }
         uform__fail(UFORM_STATUS_OK, "%s", saved); /* destroying leaves the caller's last error */
         uform__deallocate(communicators->communicators);
     }
