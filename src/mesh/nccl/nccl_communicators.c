@@ -130,11 +130,24 @@ static uform_status_t create(uform_executor_t *executor, const uint8_t id[UFORM_
     memcpy(unique.internal, id, UFORM_NCCL_UNIQUE_ID_BYTES);
     char buffer[32];
 
+    /* Every device is made current once before the group: a blocking group's end waits for every
+     * rank queued in it, so a device failing after another's rank was queued would leave that
+     * rank waiting for ever for one this process never adds. */
+    for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++) {
+        status = vram->devices[d].backend->make_current(&vram->devices[d]);
+        if (status != UFORM_STATUS_OK) uform__vram_note_fault(executor, &vram->devices[d]);
+    }
+    if (status != UFORM_STATUS_OK) { /* the backend's message names the driver's error */
+        uform__deallocate(communicators);
+        return status;
+    }
+
     /* Inside the group the initialisations are only recorded; the outermost ncclGroupEnd starts
-     * them all together (non-blocking: and returns ncclInProgress). A failure before it (a device
-     * that cannot be made current, an argument NCCL refuses at once) stops adding ranks, but the
-     * group is still ended, so the thread does not stay inside it, and every communicator made is
-     * then aborted: none is left waiting for ranks that will never join. */
+     * them all together (non-blocking: and returns ncclInProgress). A failure before it (an
+     * argument NCCL refuses at once) stops adding ranks, but the group is still ended, so the
+     * thread does not stay inside it, and every communicator made is then aborted: none is left
+     * waiting for ranks that will never join (non-blocking; a blocking group's end waits for
+     * them, which the pass above keeps a device from causing). */
     uform_ncclResult result = library->ncclGroupStart();
     if (result != UFORM_NCCL_SUCCESS) {
         uform__deallocate(communicators);
