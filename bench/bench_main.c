@@ -17,6 +17,7 @@ static int starts_with(char const *text, char const *prefix) { return strncmp(te
 
 int uform_bench_main(int argc, char **argv) {
     char const *program = argc > 0 && argv[0] ? argv[0] : "uform-bench";
+    if (strcmp(program, "bench") == 0) program = "uform bench"; /* the CLI hands its subcommand's name */
     options_t o;
     int parsed = bench_parse_options(argc, argv, &o);
     if (parsed == 3) {

@@ -1,6 +1,7 @@
 /* `uform bench`'s command line (see options.h). */
 #include "options.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,7 +52,9 @@ void bench_print_usage(FILE *out, char const *program) {
             "  --peers A,B,..     pools to run, of:",
             program);
     for (size_t i = 0; i < bench_peers_count; i++) fprintf(out, " %s", bench_peers[i]->name);
-    fprintf(out, "\n  --timeout S        seconds before a configuration counts as hung (default 120)\n");
+    fprintf(out, "\n  --timeout S        seconds before a configuration counts as hung (default 120)\n"
+                 "Exit status: 0 every part measured (a timing never fails the run), 1 a configuration failed,\n"
+                 "hung or reported no result, 2 bad usage.\n");
 }
 
 static int parse_list(char const *v, char const *what, unsigned long most, size_t *values, size_t *count) {
@@ -66,6 +69,48 @@ static int parse_list(char const *v, char const *what, unsigned long most, size_
         values[(*count)++] = n;
         p = *end == ',' ? end + 1 : end;
     }
+    return 0;
+}
+
+/* Strict numbers: the whole text, finite, in range; the refusal names the option and the text. */
+static int parse_number(char const *option, char const *text, double minimum, double maximum, int integer,
+                        double *out) {
+    /* A digit first (no sign, space, "inf" or "nan"), and no hexadecimal, which strtod takes. */
+    int plain = text[0] >= '0' && text[0] <= '9' && !strpbrk(text, "xX");
+    char *end = NULL;
+    double value = !plain ? NAN : integer ? (double)strtol(text, &end, 10) : strtod(text, &end);
+    if (!plain || end == text || *end || !isfinite(value) || value < minimum || value > maximum) {
+        fprintf(stderr, "uform bench: %s takes %s from %g to %g, not %s\n", option,
+                integer ? "a whole number" : "a number", minimum, maximum, text);
+        return 2;
+    }
+    *out = value;
+    return 0;
+}
+
+static int parse_int(char const *option, char const *text, int minimum, int maximum, int *out) {
+    double value;
+    if (parse_number(option, text, minimum, maximum, 1, &value)) return 2;
+    *out = (int)value;
+    return 0;
+}
+
+static int parse_size(char const *option, char const *text, size_t minimum, size_t maximum, size_t *out) {
+    double value;
+    if (parse_number(option, text, (double)minimum, (double)maximum, 1, &value)) return 2;
+    *out = (size_t)value;
+    return 0;
+}
+
+/* Seconds above 0 (`positive`) or at least 0, up to a day, scaled by `unit` (1e-3 for ms). */
+static int parse_seconds(char const *option, char const *text, int positive, double unit, double *out) {
+    double value;
+    if (parse_number(option, text, 0, 86400 / unit, 0, &value)) return 2;
+    if (positive && value <= 0) {
+        fprintf(stderr, "uform bench: %s must be above 0, not %s\n", option, text);
+        return 2;
+    }
+    *out = value * unit;
     return 0;
 }
 
@@ -152,19 +197,21 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
             return 2;
         }
         i++;
-        if (strcmp(a, "--rounds") == 0) o->rounds = atoi(v), o->rounds_given = 1;
-        else if (strcmp(a, "--warmup") == 0) o->warmup = atof(v);
-        else if (strcmp(a, "--duration") == 0) o->duration = atof(v);
-        else if (strcmp(a, "--reduce-mib") == 0) o->reduce_mib = (size_t)atol(v);
-        else if (strcmp(a, "--passes") == 0) o->passes = atoi(v);
-        else if (strcmp(a, "--wake-samples") == 0) o->wake_samples = atoi(v);
-        else if (strcmp(a, "--wake-idle-ms") == 0) o->wake_idle = atof(v) * 1e-3;
-        else if (strcmp(a, "--short-idle-us") == 0) o->short_idle = atof(v) * 1e-6;
-        else if (strcmp(a, "--idle") == 0) o->idle_seconds = atof(v);
-        else if (strcmp(a, "--timeout") == 0) o->timeout = atof(v);
+        int bad = 0;
+        if (strcmp(a, "--rounds") == 0) bad = parse_int(a, v, 1, 64, &o->rounds), o->rounds_given = 1;
+        else if (strcmp(a, "--warmup") == 0) bad = parse_seconds(a, v, 0, 1, &o->warmup);
+        else if (strcmp(a, "--duration") == 0) bad = parse_seconds(a, v, 1, 1, &o->duration);
+        /* Per-lane float sums stay exact up to 2^22 values of at most 3 per lane: 1 GiB per call. */
+        else if (strcmp(a, "--reduce-mib") == 0) bad = parse_size(a, v, 1, 1024, &o->reduce_mib);
+        else if (strcmp(a, "--passes") == 0) bad = parse_int(a, v, 1, 1000, &o->passes);
+        else if (strcmp(a, "--wake-samples") == 0) bad = parse_int(a, v, 1, 100000, &o->wake_samples);
+        else if (strcmp(a, "--wake-idle-ms") == 0) bad = parse_seconds(a, v, 0, 1e-3, &o->wake_idle);
+        else if (strcmp(a, "--short-idle-us") == 0) bad = parse_seconds(a, v, 0, 1e-6, &o->short_idle);
+        else if (strcmp(a, "--idle") == 0) bad = parse_seconds(a, v, 1, 1, &o->idle_seconds);
+        else if (strcmp(a, "--timeout") == 0) bad = parse_seconds(a, v, 1, 1, &o->timeout);
         else if (strcmp(a, "--peers") == 0) o->peers = v;
-        else if (strcmp(a, "--staging-mib") == 0) o->staging_mib = (size_t)atol(v);
-        else if (strcmp(a, "--staging-reps") == 0) o->staging_reps = atoi(v);
+        else if (strcmp(a, "--staging-mib") == 0) bad = parse_size(a, v, 1, 65536, &o->staging_mib);
+        else if (strcmp(a, "--staging-reps") == 0) bad = parse_int(a, v, 1, 100, &o->staging_reps);
         else if (strcmp(a, "--item") == 0) {
             if (!bench_work_pairs_item(v)) {
                 fprintf(stderr, "uform bench: --item is bump or bump-two, not %s\n", v);
@@ -174,21 +221,11 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         } else if (strcmp(a, "--bodies") == 0) {
             if (parse_list(v, "--bodies", 1u << 20, o->bodies, &o->bodies_count)) return 2;
         } else if (parse_counts(v, o)) return 2;
+        if (bad) return 2;
     }
     if (!o->parts) o->parts = BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_STAGING;
     if (o->item && !(o->parts & BENCH_PART_PAIRS)) {
         fprintf(stderr, "uform bench: --item is --pairs' option; add --pairs\n");
-        return 2;
-    }
-    if (o->rounds < 1 || o->rounds > 64 || o->duration <= 0 || o->warmup < 0 || !o->reduce_mib || o->passes < 1 ||
-        o->wake_samples < 1 || o->wake_idle < 0 || o->short_idle < 0 || o->idle_seconds <= 0 || o->timeout <= 0 ||
-        !o->staging_mib || o->staging_mib > 65536 || o->staging_reps < 1 || o->staging_reps > 100) {
-        fprintf(stderr, "uform bench: an option is out of range\n");
-        return 2;
-    }
-    /* Per-lane float sums stay exact up to 2^22 values of at most 3 per lane: 1 GiB per call. */
-    if (o->reduce_mib > 1024) {
-        fprintf(stderr, "uform bench: --reduce-mib is at most 1024 (the exact check's limit)\n");
         return 2;
     }
     if (o->peers)

@@ -40,7 +40,9 @@
  *   through its handle (uform_deferred_cancel), starts no task once cancelled; tasks already
  *   running finish, and the call answers UFORM_STATUS_INTERRUPTED. The executor stays usable.
  *   Once a call has begun, each slot's first task still starts (every slot of for_threads, every
- *   slice), so tasks waiting for each other across slots (above) end; later tasks do not.
+ *   slice), so tasks waiting for each other across slots (above) end; later tasks do not. A
+ *   callback's failure stops a call the same way: each slot's first task starts, later ones
+ *   do not, and the call answers the first failure.
  * - Free with deferred calls queued: calls queued before free began still run, in submission
  *   order, and free returns once they have finished (new ones are refused). Cancel them first
  *   (their handles or flags) to have them end without running.

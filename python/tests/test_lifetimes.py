@@ -300,3 +300,25 @@ def test_star_import_does_not_shadow_the_builtin_timeout_error():
     assert set(uform.__all__) <= set(dir(uform))
     shadowed = [name for name in uform.__all__ if hasattr(builtins, name)]
     assert shadowed == []
+
+
+def test_package_exports_every_public_class_and_function_of_the_extension():
+    """Every class and function lib.pyi declares (the extension's public surface) is an attribute
+    of the package and in its __all__, unless its name is a builtin's (TimeoutError: named, never
+    star-imported); the classes are the extension's own."""
+    import ast
+    import pathlib
+
+    stub = pathlib.Path(uform.lib.__file__).with_name("lib.pyi")
+    declared = [node for node in ast.parse(stub.read_text()).body
+                if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and not node.name.startswith("_")]
+    assert len(declared) > 20, f"{stub} declares only {[node.name for node in declared]}"
+    missing = [node.name for node in declared if not hasattr(uform, node.name)]
+    assert missing == [], f"lib.pyi declares them, uform lacks them: {missing}"
+    unlisted = [node.name for node in declared if node.name not in uform.__all__ and not hasattr(builtins, node.name)]
+    assert unlisted == [], f"not in uform.__all__: {unlisted}"
+    for node in declared:
+        if isinstance(node, ast.ClassDef):
+            assert getattr(uform, node.name) is getattr(uform.lib, node.name), node.name
+        else:
+            assert callable(getattr(uform, node.name)), node.name

@@ -14,6 +14,7 @@ import textwrap
 import pytest
 
 import children
+import uform
 
 PRELUDE = children.CHILD_HELPERS + r"""
 import gc, json, os, sys, weakref
@@ -339,3 +340,50 @@ def test_bootstrap_leaves_a_sigint_handler_set_meanwhile(cuda_double, tmp_path):
     assert "TimeoutError" in child.stdout or "Timeout" in child.stdout, child.stdout + child.stderr
     assert "survived" not in child.stdout, child.stdout + child.stderr
     assert child.returncode == -signal.SIGINT, (child.returncode, child.stdout, child.stderr)
+
+
+# Index argv[1] of a run of three whose third member never comes: it prints "waiting", then
+# reports how its bootstrap ended: the exception's class, message and status, if any.
+PEER = PRELUDE + r"""
+index, directory, job = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+options = MeshOptions(host_domain_index=index, host_domain_count=3, directory=directory, job=job,
+                      timeout_seconds=20.0)
+with Executor.for_vram() as executor:
+    print("waiting", flush=True)
+    try:
+        Mesh.bootstrap(executor, options)
+    except BaseException as error:
+        report(index=index, raised=type(error).__name__, message=str(error), status=getattr(error, "status", None),
+               caught_as_exception=isinstance(error, Exception))
+    else:
+        report(index=index, raised=None)
+"""
+
+
+def test_ctrl_c_in_one_process_is_an_error_in_its_peers(cuda_double, tmp_path):
+    """SIGINT to index 1 only, while it and index 0 wait for a third: index 1 raises
+    KeyboardInterrupt; index 0, where no Ctrl-C happened, raises UFormInterruptedError (an
+    Exception) naming index 1, as every process of the run learns it."""
+    import signal
+    import time
+
+    directory = tmp_path / "rendezvous"
+    directory.mkdir()
+    members = [children.start([sys.executable, "-c", PEER, str(index), str(directory), "peer-ctrl-c"], cwd=tmp_path,
+                              env=environment_for(cuda_double, gpus(1)))
+               for index in (0, 1)]
+    try:
+        for member in members:
+            assert member.stdout.readline().strip() == "waiting"
+        time.sleep(1.0)  # both have joined the rendezvous
+        members[1].send_signal(signal.SIGINT)
+    except BaseException:
+        for member in members:
+            member.kill()
+        raise
+    first, second = [answer_of(result.returncode, result.stdout, result.stderr) for result in children.finish(members)]
+    assert second["raised"] == "KeyboardInterrupt", second
+    assert first["raised"] == "UFormInterruptedError", first
+    assert first["caught_as_exception"] and first["status"] == uform.UFormInterruptedError.status, first
+    assert "index 1" in first["message"] and "interrupted" in first["message"], first
+    assert not (directory / "peer-ctrl-c").exists(), "the interrupted run left its job directory"

@@ -30,6 +30,7 @@ from .lib import (
     MismatchError,
     NotFoundError,
     OutOfMemoryError,
+    Staging,
     TimeoutError as TimeoutError,  # the redundant alias exports it to type checkers (see __all__)
     UFormError,
     UFormInterruptedError,
@@ -48,13 +49,15 @@ if _lib.version() != __version__:
 def capabilities_compiled() -> str:
     """The hardware capabilities this binary was compiled with.
 
-    A space-separated list (e.g. "serial haswell skylake"), the kernels built in.
+    A comma-separated list (e.g. "serial,intel_haswell,intel_skylake,cuda,numa"): the CPU
+    classes with kernels built in, as snake-case CPUClass names in class order, then the
+    backends ("cuda", "hip", "nccl", "numa").
 
     Raises:
         Never raises.
 
     Example:
-        >>> "serial" in uform.capabilities_compiled()
+        >>> "serial" in uform.capabilities_compiled().split(",")
         True
 
     Calls uform_capabilities_compiled.
@@ -65,13 +68,16 @@ def capabilities_compiled() -> str:
 def capabilities_available() -> str:
     """The hardware capabilities this machine offers at runtime.
 
-    A space-separated list, as capabilities_compiled(): what this CPU and OS can run.
+    A comma-separated list in the order and names of capabilities_compiled(): the part of it
+    this machine (CPU, OS, drivers) can run.
 
     Raises:
         Never raises.
 
     Example:
-        >>> usable = set(uform.capabilities_compiled().split()) & set(uform.capabilities_available().split())
+        >>> usable = set(uform.capabilities_compiled().split(",")) & set(uform.capabilities_available().split(","))
+        >>> "serial" in usable
+        True
 
     Calls uform_capabilities_available.
     """
@@ -145,6 +151,21 @@ def info(*, json: bool = False) -> str:
     Calls uform_info_write.
     """
     return _lib.info(json=json)
+
+
+def version() -> str:
+    """The C library's version at run time, e.g. "4.0.0-rc.1"; the package's own __version__.
+
+    Raises:
+        Never raises.
+
+    Example:
+        >>> uform.version() == uform.__version__
+        True
+
+    Calls uform_version.
+    """
+    return _lib.version()
 
 
 def _native_address(thing: object, role: str) -> int:
@@ -360,6 +381,7 @@ __all__ = [
     "MultimemTier",
     "NotFoundError",
     "OutOfMemoryError",
+    "Staging",
     "UFormError",
     "UFormIOError",
     "UFormInterruptedError",
@@ -370,4 +392,5 @@ __all__ = [
     "default_threads",
     "gpu_devices",
     "info",
+    "version",
 ]

@@ -605,7 +605,8 @@ class Mesh:
         """Joins this process to the run's mesh.
 
         Every process of the run gets the same answer. Ctrl-C while it waits
-        raises KeyboardInterrupt (the others learn it at once).
+        raises KeyboardInterrupt in that process; every other process of the run
+        raises UFormInterruptedError, whose message names the one interrupted.
 
         Calls uform_mesh_bootstrap.
         """

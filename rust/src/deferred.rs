@@ -108,13 +108,18 @@ impl Drop for Deferred {
     fn drop(&mut self) {
         let owned = Owned { raw: self.raw, task: self.task, progress: self.progress, cancel: self.cancel.take() };
         if let Some(raw) = self.raw {
-            // SAFETY: a live handle this value owns. A zero wait never blocks; it answers
-            // INVALID_ARGUMENT exactly when the call has yet to finish and this thread runs a
-            // callback of the executor that must run it. There uform_deferred_free would let
-            // the handle go without waiting, and freeing the closures now would free them
-            // while this call (or a call queued behind it) still uses them.
-            let unwaitable = unsafe { ffi::uform_deferred_wait(raw.as_ptr(), 0.0) };
-            if unwaitable == ffi::UFORM_STATUS_INVALID_ARGUMENT {
+            // SAFETY: a live handle this value owns; neither a zero wait nor a poll blocks.
+            // The wait answers INVALID_ARGUMENT when the call has yet to finish and this thread
+            // runs a callback of the executor that must run it: there uform_deferred_free would
+            // let the handle go without waiting, and freeing the closures now would free them
+            // while this call (or a call queued behind it) still uses them. A finished call
+            // answers its own status, which may be INVALID_ARGUMENT too: the poll (OK once
+            // finished) tells the two apart, and a finished call's closures go now.
+            let unwaitable = unsafe {
+                ffi::uform_deferred_wait(raw.as_ptr(), 0.0) == ffi::UFORM_STATUS_INVALID_ARGUMENT
+                    && ffi::uform_deferred_poll(raw.as_ptr()) != ffi::UFORM_STATUS_OK
+            };
+            if unwaitable {
                 release_elsewhere(owned);
                 return;
             }

@@ -54,6 +54,11 @@ fn for_devices_cuda_double_error_or_panic_fails_the_call() {
 }
 
 #[test]
+fn deferred_cuda_double_drop_frees_the_closures_of_a_call_that_failed_invalid_argument() {
+    run_child("drop_after_invalid_argument", TWO_DEVICES);
+}
+
+#[test]
 fn arena_cuda_double_is_symmetric_across_devices() {
     run_child("device_arena", TWO_DEVICES);
 }
@@ -96,6 +101,7 @@ fn vram_cuda_double_child_runs_a_scenario() {
             "round_trip" => round_trip(),
             "deferred_copies" => deferred_copies(),
             "failures" => failures(),
+            "drop_after_invalid_argument" => drop_after_invalid_argument(),
             "device_arena" => device_arena(),
             "arena_holds_executor" => arena_holds_executor(),
             "scratch" => scratch(),
@@ -569,6 +575,28 @@ fn failures() {
         })
         .unwrap();
     assert_eq!(count.into_inner(), 2);
+    executor.drain(Mood::Parked).unwrap();
+}
+
+/// A finished call answers its own status from every wait, INVALID_ARGUMENT included: dropping
+/// its handle still frees the closures there and then, not later on another thread.
+fn drop_after_invalid_argument() {
+    let executor = vram(&[], 0);
+    for status in [Status::InvalidArgument, Status::Mismatch] {
+        let token = Arc::new(());
+        let held = Arc::clone(&token);
+        let mut call = On::new(&executor)
+            .deferred()
+            .for_devices(move |_| {
+                let _ = &held;
+                Err(Error::new(status, "refused"))
+            })
+            .unwrap();
+        assert_eq!(call.wait(Some(Duration::from_secs(30))).unwrap_err(), Error::new(status, "refused"));
+        assert!(call.poll(), "the call finished");
+        drop(call);
+        assert_eq!(Arc::strong_count(&token), 1, "{status:?}: dropping the finished call freed its closure");
+    }
     executor.drain(Mood::Parked).unwrap();
 }
 

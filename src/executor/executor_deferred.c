@@ -12,6 +12,8 @@
 #include "core/memory.h"
 #include "executor/executor_internal.h"
 
+void (*_Atomic uform__test_after_cancel_claim)(void); /* static storage: starts NULL */
+
 static void deallocate_handle(uform_deferred_t *deferred) {
     uform__deallocate(deferred->job.arguments);
     uform__deallocate(deferred);
@@ -85,7 +87,7 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
         uform__fail(UFORM_STATUS_OK, "%s", ""); /* this call's message only */
         uform_status_t status = uform__job_cancelled(&deferred->job)
                                     ? uform__fail(UFORM_STATUS_INTERRUPTED, "cancelled before it started")
-                                    : uform__run_inline(&deferred->job, 1);
+                                    : uform__run_inline(NULL, &deferred->job);
         finish(deferred, status);
         *out = deferred;
         return UFORM_STATUS_OK;
@@ -220,11 +222,17 @@ uform_status_t uform_deferred_cancel(uform_deferred_t *deferred) {
     if (uform__forked_since(deferred->fork_generation))
         return uform__fail(UFORM_STATUS_FORKED,
                            "uform_deferred_cancel: the call belongs to the parent process (before fork())");
+    /* A reference of its own while it touches the handle: once the state below leaves QUEUED,
+     * the leader may drop the slot's reference, and once `finished` is set a waiter may return
+     * and drop the caller's (uform_deferred_wait, then uform_deferred_free, on another thread). */
+    atomic_fetch_add(&deferred->references, 1);
     /* Running: its threads stop taking tasks. Queued: whoever moves it out of QUEUED first
      * decides, so the leader never starts a call its cancel has finished. */
     atomic_store(&deferred->cancelled, 1);
     uint32_t queued = UFORM_DEFERRED_QUEUED;
     if (atomic_compare_exchange_strong(&deferred->state, &queued, UFORM_DEFERRED_CANCELLED)) {
+        void (*hook)(void) = atomic_load_explicit(&uform__test_after_cancel_claim, memory_order_relaxed);
+        if (hook) hook();
         /* The message goes through this thread's last error, which the caller did not ask for. */
         char kept[UFORM_FAILURE_MESSAGE_];
         snprintf(kept, sizeof kept, "%s", uform_last_error());
@@ -232,6 +240,7 @@ uform_status_t uform_deferred_cancel(uform_deferred_t *deferred) {
         finish(deferred, UFORM_STATUS_INTERRUPTED);
         uform__fail(UFORM_STATUS_OK, "%s", kept);
     }
+    release_handle(deferred);
     return UFORM_STATUS_OK;
 }
 

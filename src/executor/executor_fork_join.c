@@ -91,15 +91,13 @@ static inline bool not_stopped(const share_env_t *env) {
     return true;
 }
 
-/** Before a share's first callback: false once a callback failed, or in a fork()ed child (then
- *  FORKED is recorded; it may come after another call's callback forked on this thread). A
- *  cancel does not stop it: the call has begun (uform__run_job checked the flag before the
- *  fork), and a task of another slot may be waiting for this one (executor.h: a barrier between
- *  slots ends), so every share's first task starts; a share's later tasks stop. A cancel seen by
- *  another share is recorded as INTERRUPTED, which is why that status does not stop it. */
+/** Before a share's first callback: false only in a fork()ed child (then FORKED is recorded;
+ *  it may come after another call's callback forked on this thread), or once the call is
+ *  FORKED. Neither a cancel nor another share's failure stops it: the call has begun, and a
+ *  task of another slot may be waiting for this one (executor.h: a barrier between slots ends),
+ *  so every share's first task starts; a share's later tasks stop (not_stopped). */
 static inline bool may_begin(const share_env_t *env) {
-    uint32_t failure = atomic_load_explicit(env->failure, memory_order_relaxed);
-    if (failure != UFORM_STATUS_OK && failure != UFORM_STATUS_INTERRUPTED) return false;
+    if (atomic_load_explicit(env->failure, memory_order_relaxed) == UFORM_STATUS_FORKED) return false;
     return check_not_forked(env);
 }
 
@@ -196,7 +194,8 @@ static void run_share(const share_env_t *env, size_t thread) {
         break;
     }
     }
-    if (job->done && finished) report_progress(job, env->progress, finished);
+    /* Not in a fork()ed child: there the call stops at once, with no further callback. */
+    if (job->done && finished && check_not_forked(env)) report_progress(job, env->progress, finished);
 }
 
 /** Fills in what the shares need and every caller of run_share computes the same way. */
@@ -228,9 +227,8 @@ static uform_status_t run_empty(const uform__job_t *job) {
     return UFORM_STATUS_OK;
 }
 
-uform_status_t uform__run_inline(const uform__job_t *job_in, size_t threads) {
+uform_status_t uform__run_inline(const uform_executor_t *executor_or_null, const uform__job_t *job_in) {
     /* The NULL executor is one thread; a job for THREADS on it runs thread 0 of 1. */
-    (void)threads;
     if (!job_in->total) return run_empty(job_in);
     uform__job_t job = *job_in;
     prepare_job(&job, 1);
@@ -239,7 +237,9 @@ uform_status_t uform__run_inline(const uform__job_t *job_in, size_t threads) {
     uform__progress_state_t progress = {0, 0};
     char message[UFORM_FAILURE_MESSAGE_];
     message[0] = 0; /* not the whole buffer: this runs on every inline call */
-    share_env_t env = {&job, 1, &failure, &next, &progress, NULL, message};
+    /* With an executor, a callback that fork()s stops the call in the child (FORKED), as on the
+     * forked path: a 1-thread executor and single-task calls come here. */
+    share_env_t env = {&job, 1, &failure, &next, &progress, executor_or_null, message};
     run_share(&env, 0);
     return finish_call(&job, &progress, (uform_status_t)atomic_load(&failure), message);
 }
@@ -439,7 +439,7 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
     /* One thread, no task, or a single task (only share 0 has work): nobody to fork, and above
      * all no futex wake, which costs more than such a call (tens of microseconds on a VM). */
     bool single_task = job_in->kind != UFORM_JOB_FOR_THREADS && job_in->n - job_in->first == 1;
-    if (threads == 1 || !job_in->total || single_task) return uform__run_inline(job_in, 1);
+    if (threads == 1 || !job_in->total || single_task) return uform__run_inline(executor, job_in);
     if (!executor->oversubscribed) follow_forking_thread(executor);
     /* Rewrite the job only if it changed: a loop calling the same function leaves the line
      * shared in every worker's cache, saving one transfer per call (and the split's division). */

@@ -88,8 +88,9 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
 /** Runs a call's job on thread 0: a BODY job's steps, or a fork-join. Both synchronous and
  *  deferred calls come through here, so a layer's sticky fault is answered here. */
 uform_status_t uform__run_job(uform_executor_t *executor, const uform__job_t *job);
-/** Runs a job entirely on the calling thread as thread 0 of 1 (the NULL executor, n tiny). */
-uform_status_t uform__run_inline(const uform__job_t *job, size_t threads);
+/** Runs a job entirely on the calling thread as thread 0 of 1 (the NULL executor, one thread, a
+ *  single task). With an executor, a callback's fork() stops it in the child with FORKED. */
+uform_status_t uform__run_inline(const uform_executor_t *executor_or_null, const uform__job_t *job);
 void *uform__worker_main(void *argument);
 /** Takes a worker's share of `generation` if nobody has; true for whoever got it. */
 bool uform__claim_share(_Atomic uint64_t *claimed, uint64_t generation);

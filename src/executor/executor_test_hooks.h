@@ -20,6 +20,9 @@ extern bool (*_Atomic uform__test_pin)(uform__thread_t thread, int32_t cpu);
 /** Called by a thread leaving the API (before it counts itself out), to widen the window in
  *  which uform_executor_free could release what it is about to touch. */
 extern void (*_Atomic uform__test_before_leave)(void);
+/** Called by uform_deferred_cancel once it has moved a queued call to CANCELLED, before it
+ *  finishes the handle, to widen the window in which the leader and the owner let go of it. */
+extern void (*_Atomic uform__test_after_cancel_claim)(void);
 /** A dynamic parallel-for over [first, n), to reach counter values near SIZE_MAX. */
 uform_status_t uform__test_for_n_dynamic_from(uform_executor_t *executor, size_t first, size_t n, uform_task_t task,
                                               void *context);

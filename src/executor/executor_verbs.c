@@ -42,7 +42,7 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
         _Atomic size_t done = 0;
         if (job->progress) job->done = &done;
         if (uform__job_cancelled(job)) return call_failed(job, UFORM_STATUS_INTERRUPTED, caller);
-        return call_failed(job, uform__run_inline(job, 1), caller);
+        return call_failed(job, uform__run_inline(NULL, job), caller);
     }
     /* Holding also counts this thread in: free waits for it until the release below. */
     uform_status_t status = uform__hold_sync(executor, caller);

@@ -2,6 +2,8 @@
  * then adopts the mood; PARKED workers really sleep in the kernel when idle; bad moods are
  * refused without changing anything. */
 #include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
 
 #include "executor/executor_test_util.h"
 #include "test.h"
@@ -15,6 +17,47 @@ static uform_status_t slow_task(void *context, size_t task, size_t thread) {
     return UFORM_STATUS_OK;
 }
 static uform_status_t nothing(void *context, size_t task, size_t thread) { return UFORM_STATUS_OK; }
+
+/* Another thread's synchronous call, held inside its tasks by a gate. */
+static gate_t sync_gate;
+static _Atomic int sync_returned;
+static uform_status_t gated_task(void *context, size_t task, size_t thread) {
+    gate_pass(&sync_gate);
+    return UFORM_STATUS_OK;
+}
+static void *sync_caller(void *argument) {
+    uform_status_t status = uform_executor_for_n(argument, NULL, 2, gated_task, NULL);
+    atomic_store(&sync_returned, 1);
+    return (void *)(intptr_t)status;
+}
+static _Atomic int drained;
+static void *drainer(void *argument) {
+    uform_status_t status = uform_executor_drain(argument, UFORM_MOOD_PARKED);
+    atomic_store(&drained, 1);
+    return (void *)(intptr_t)status;
+}
+
+/* Drain while another thread's synchronous call runs: it returns only after that call has. */
+static void drain_waits_for_a_synchronous_call(uform_executor_t *executor) {
+    gate_init(&sync_gate);
+    atomic_store(&sync_returned, 0);
+    atomic_store(&drained, 0);
+    pthread_t caller, drain;
+    CHECK(pthread_create(&caller, NULL, sync_caller, executor) == 0);
+    wait_arrived(&sync_gate, 2); /* both tasks are inside the call */
+    CHECK(pthread_create(&drain, NULL, drainer, executor) == 0);
+    struct timespec pause = {0, 50000000}; /* 50 ms: ample for a drain that does not wait */
+    nanosleep(&pause, NULL);
+    CHECK_EQ_INT(atomic_load(&drained), 0);
+    gate_open(&sync_gate);
+    void *answer = NULL;
+    CHECK(pthread_join(drain, &answer) == 0);
+    CHECK_EQ_INT((int)(intptr_t)answer, UFORM_STATUS_OK);
+    CHECK_EQ_INT(atomic_load(&sync_returned), 1); /* the call was over before the drain ended */
+    CHECK(pthread_join(caller, &answer) == 0);
+    CHECK_EQ_INT((int)(intptr_t)answer, UFORM_STATUS_OK);
+    CHECK_EQ_INT(uform_executor_mood(executor), UFORM_MOOD_PARKED);
+}
 
 /** Counts this process's threads named uform:ram:* and how many of them are sleeping. */
 static void count_workers(int *named, int *sleeping) {
@@ -58,6 +101,9 @@ int main(void) {
     }
     CHECK_EQ_INT(uform_executor_mood(executor), UFORM_MOOD_SPINNING);
     CHECK_OK(uform_executor_for_n(executor, NULL, 1000, nothing, NULL));
+
+    drain_waits_for_a_synchronous_call(executor);
+    CHECK_OK(uform_executor_drain(executor, UFORM_MOOD_SPINNING));
 
     /* Bad moods are refused and change nothing. */
     CHECK_STATUS(uform_executor_drain(executor, (uform_mood_t)0), UFORM_STATUS_INVALID_ARGUMENT);

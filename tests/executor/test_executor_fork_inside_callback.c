@@ -55,12 +55,13 @@ static void check_parent_runs(scene_t *scene) {
     for (size_t i = 0; i < TASKS; i++) CHECK_EQ_INT(scene->runs[i], 1);
 }
 
-/* The calling thread forks (task 0 is always on the synchronous caller's share). */
-static void caller_forks(uform_executor_t *executor) {
+/* The calling thread forks (task 0 is always on the synchronous caller's share). With one
+ * thread, or one task, the call runs on the caller alone, and must stop in the child too. */
+static void caller_forks_in(uform_executor_t *executor, size_t tasks) {
     static scene_t scene;
     memset(&scene, 0, sizeof scene);
     scene.fork_at = 0;
-    uform_status_t status = uform_executor_for_n(executor, NULL, TASKS, task, &scene);
+    uform_status_t status = uform_executor_for_n(executor, NULL, tasks, task, &scene);
     if (scene.in_child) {
         /* The child: the call came back at once, saying what happened. */
         bool clean = status == UFORM_STATUS_FORKED && strstr(uform_last_error(), "fork") &&
@@ -68,8 +69,41 @@ static void caller_forks(uform_executor_t *executor) {
         _exit(clean ? 0 : 3);
     }
     CHECK_OK(status);
-    check_parent_runs(&scene);
+    for (size_t i = 0; i < tasks; i++) CHECK_EQ_INT(scene.runs[i], 1);
     CHECK_EQ_INT(wait_child(scene.child), 0);
+}
+static void caller_forks(uform_executor_t *executor) { caller_forks_in(executor, TASKS); }
+
+/* A task forks with progress asked for: the child sees no progress callback either (the
+ * thread's unreported tasks are not reported there). */
+static _Atomic int progress_calls_in_child = 0;
+static bool reporting_child = false;
+static _Atomic pid_t reporting_pid = 0;
+static uform_status_t forking_task(void *context, size_t i, size_t thread) {
+    (void)context, (void)thread;
+    if (reporting_child || i != 3) return UFORM_STATUS_OK;
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(20);
+        reporting_child = true;
+    } else {
+        atomic_store(&reporting_pid, pid);
+    }
+    return UFORM_STATUS_OK;
+}
+static void count_child_reports(void *context, size_t done, size_t total) {
+    (void)context, (void)done, (void)total;
+    if (reporting_child) atomic_fetch_add(&progress_calls_in_child, 1);
+}
+static void task_forks_with_progress(uform_executor_t *executor) {
+    uform_call_t call = UFORM_CALL_INIT;
+    call.progress = count_child_reports;
+    /* 1030 tasks: reports every 4, so task 3's share has unreported tasks when it forks. */
+    uform_status_t status = uform_executor_for_n(executor, &call, 1030, forking_task, NULL);
+    if (reporting_child) _exit(status == UFORM_STATUS_FORKED && atomic_load(&progress_calls_in_child) == 0 ? 0 : 7);
+    CHECK_OK(status);
+    CHECK_EQ_INT(wait_child(atomic_load(&reporting_pid)), 0);
+    atomic_store(&reporting_pid, 0);
 }
 
 /* A worker forks: task TASKS-1 is in the last thread's static share. */
@@ -181,6 +215,12 @@ int main(void) {
         }
         caller_forks_in_a_slice(executor);
     }
+    task_forks_with_progress(executor);
+    caller_forks_in(executor, 1); /* a single task: run on the caller alone */
+    uform_executor_t *single = NULL;
+    CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 1, 0, &single));
+    caller_forks_in(single, TASKS); /* one thread: every call runs on the caller */
+    CHECK_OK(uform_executor_free(single));
     /* The parent's executor is intact. */
     static scene_t plain;
     plain.fork_at = SIZE_MAX;

@@ -43,7 +43,19 @@ for option in --directory --job --index --count --multimem --timeout --json "def
 done
 if [ "$has_bench" = 1 ]; then
     expect 0 bench --help
-    grep -q "usage:" "$out" || fail "uform bench --help printed no usage"
+    grep -q "^usage: uform bench" "$out" || fail "uform bench --help printed no usage line"
+    grep -q "^Exit status: 0" "$out" || fail "uform bench --help does not say its exit codes"
+    for option in --rounds --passes --staging-reps --reduce-mib; do
+        for value in abc -1 +1 " 1" 1x 1.5 "" 0x10 0 99999999999999999999; do
+            refused "$option" bench --quick "$option" "$value"
+        done
+    done
+    for option in --duration --timeout --idle --warmup --wake-idle-ms; do
+        for value in abc -1 " 1" 1s "" inf nan 1e99 0x10 -0.5; do
+            refused "$option" bench --quick "$option" "$value"
+        done
+    done
+    refused "--duration" bench --quick --duration 0
 fi
 
 # Version: the library's and the headers' version, and the capabilities compiled.

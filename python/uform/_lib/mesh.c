@@ -218,7 +218,8 @@ PyDoc_STRVAR(Mesh_bootstrap_doc, "bootstrap($cls, executor, options, /)\n"
                                  "--\n\n"
                                  "Joins this process to the run's mesh.\n\n"
                                  "Every process of the run gets the same answer. Ctrl-C while it waits\n"
-                                 "raises KeyboardInterrupt (the others learn it at once).\n\n"
+                                 "raises KeyboardInterrupt in that process; every other process of the run\n"
+                                 "raises UFormInterruptedError, whose message names the one interrupted.\n\n"
                                  "Calls uform_mesh_bootstrap.");
 
 
@@ -319,11 +320,14 @@ static PyObject *Mesh_bootstrap(PyTypeObject *cls, PyObject *const *args, Py_ssi
     Py_BEGIN_ALLOW_THREADS
     status = uform_mesh_bootstrap(executor->executor, options_pointer, &mesh);
     Py_END_ALLOW_THREADS
+    /* Read before the removal: the next install clears it. */
+    bool interrupted_here = handling && interrupt_requested;
     if (handling) interrupt_handler_remove();
     executor->busy--;
-    if (status == UFORM_STATUS_INTERRUPTED) {
-        /* Python's own handler, chained, has tripped its flag: KeyboardInterrupt, as for any
-         * Ctrl-C; where it was not Python's, raise it here. */
+    if (status == UFORM_STATUS_INTERRUPTED && interrupted_here) {
+        /* Ctrl-C in this process. Python's own handler, chained, has tripped its flag:
+         * KeyboardInterrupt, as for any Ctrl-C; where it was not Python's, raise it here. A peer's
+         * interruption, with no Ctrl-C here, is UFormInterruptedError naming the peer, below. */
         Py_XDECREF(directory);
         Py_XDECREF(job);
         Py_DECREF(self);
