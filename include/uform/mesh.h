@@ -121,6 +121,18 @@ UFORM_API uform_status_t uform_mesh_describe(const uform_mesh_t *mesh, uform_mes
  * executor's devices), spanning every GPU of the run: its rank is first_gpu_index + device, its
  * size gpus_per_colocated_domain. Borrowed from the mesh: valid until uform_mesh_free, which
  * destroys it; use it (collectives are NCCL's, not uform's) only while the mesh lives.
+ *
+ * With NCCL 2.14 and newer the communicator is NON-BLOCKING (made with ncclConfig_t.blocking = 0,
+ * so that its initialisation could be bounded and aborted; NCCL keeps that mode for the
+ * communicator's life). NCCL calls on it (ncclGroupEnd of a group holding its work, a collective
+ * outside a group, ncclCommFinalize, ...) may then answer ncclInProgress: NCCL goes on issuing the
+ * work from a thread of its own. Until ncclCommGetAsyncError(communicator, &state) gives state
+ * ncclSuccess, the caller makes no other NCCL call on it (NCCL answers ncclInvalidArgument) and
+ * enqueues no kernel or copy on the streams the work was given, nor frees its buffers; poll it
+ * until ncclSuccess, or an error, after which the communicator is unusable. uform_mesh_free
+ * aborts (ncclCommAbort) a communicator whose state is not ncclSuccess, which NCCL allows at any
+ * point, and destroys the others. With older NCCLs the communicator is blocking: calls answer
+ * ncclSuccess or an error, never ncclInProgress.
  * @return OK; NOT_FOUND when the mesh has no data plane (no libnccl.so.2 in this process: the
  *         message says why; the mesh itself formed); INVALID_ARGUMENT (NULL, device out of range).
  */

@@ -77,7 +77,8 @@ uform_status_t uform__nccl_communicators_create_bounded(uform_executor_t *execut
                                                         size_t nranks, double timeout_seconds,
                                                         const volatile int *cancel, uform__nccl_communicators_t *out);
 
-/** ncclCommDestroy of each (errors ignored), then the array. Safe on a zeroed struct. */
+/** ncclCommDestroy of each (ncclCommAbort of one whose state is not ncclSuccess; errors ignored),
+ *  then the array. Safe on a zeroed struct. */
 void uform__nccl_communicators_destroy(uform__nccl_communicators_t *communicators);
 
 #endif

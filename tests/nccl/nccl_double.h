@@ -4,6 +4,7 @@
 #ifndef UFORM_TEST_NCCL_DOUBLE_H
 #define UFORM_TEST_NCCL_DOUBLE_H
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,44 @@ static inline void use_nccl_double(const char *config, char *log_path, size_t ca
         unlink(log_path);
         setenv("UFORM_NCCL_DOUBLE_LOG", log_path, 1);
     }
+}
+
+/** Opens the NCCL double configured by `config` directly (not through uform's loader) and binds
+ *  every entry point uform binds, the optional ones included. */
+static inline uform__nccl_api_t nccl_double_open(const char *config) {
+    setenv("UFORM_NCCL_DOUBLE_CONFIG", config, 1);
+    void *library = dlopen(UFORM_TEST_NCCL_DOUBLE, RTLD_NOW | RTLD_LOCAL);
+    CHECK(library != NULL);
+    uform__nccl_api_t api;
+#define NCCL_DOUBLE_BIND_(field, symbol, type)                                                     \
+    api.field = (type)dlsym(library, symbol);                                                      \
+    CHECK(api.field != NULL);
+    UFORM_NCCL_ENTRY_POINTS(NCCL_DOUBLE_BIND_)
+    UFORM_NCCL_OPTIONAL_ENTRY_POINTS(NCCL_DOUBLE_BIND_)
+#undef NCCL_DOUBLE_BIND_
+    return api;
+}
+
+/** A non-blocking configuration (blocking = 0), every other field NCCL's default. */
+static inline uform_ncclConfig nccl_nonblocking_config(void) {
+    uform_ncclConfig config = {sizeof config, UFORM_NCCL_CONFIG_MAGIC, UFORM_NCCL_CONFIG_VERSION_KNOWN, 0,
+                               UFORM_NCCL_CONFIG_UNDEF_INT, UFORM_NCCL_CONFIG_UNDEF_INT, UFORM_NCCL_CONFIG_UNDEF_INT,
+                               NULL};
+    return config;
+}
+
+/** Polls `comm`'s ncclCommGetAsyncError while it answers ncclInProgress (at most `seconds`):
+ *  the state it settled on, ncclInProgress if it never did. `*polls` counts the in-progress answers. */
+static inline uform_ncclResult nccl_poll(const uform__nccl_api_t *api, uform_ncclComm comm, double seconds,
+                                         int *polls) {
+    uform_ncclResult state = UFORM_NCCL_IN_PROGRESS;
+    for (long waited_us = 0; waited_us <= (long)(seconds * 1e6); waited_us += 1000) {
+        CHECK_EQ_INT(api->ncclCommGetAsyncError(comm, &state), UFORM_NCCL_SUCCESS);
+        if (state != UFORM_NCCL_IN_PROGRESS) break;
+        if (polls) ++*polls;
+        usleep(1000);
+    }
+    return state;
 }
 
 /** One line of the double's log. */

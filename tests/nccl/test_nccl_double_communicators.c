@@ -2,7 +2,7 @@
  * bootstrapped from one id: the NCCL double's log shows ranks first_rank and first_rank + 1 of
  * nranks, both with the id, and both destroyed. Refused arguments create nothing. The device
  * check's all-reduce sums over a run whose ranks are all in this process, and is refused (not
- * faked) when ranks live in other processes. */
+ * faked) when ranks live in other processes, which aborts the communicators. */
 #include "nccl_double.h"
 #include "vram/vram_double.h"
 
@@ -54,15 +54,20 @@ int main(void) {
     CHECK_STATUS(uform__nccl_all_reduce_check(executor, &communicators), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK_ERROR_NAMES("ncclInvalidUsage");
     CHECK_ERROR_NAMES("invalid usage");
-    uform__nccl_communicators_destroy(&communicators);
-    CHECK(communicators.count == 0 && communicators.communicators == NULL);
+    /* A failure once the collective went to NCCL aborts every communicator (NULL from then on). */
+    CHECK(communicators.communicators[0] == NULL && communicators.communicators[1] == NULL);
     CHECK_EQ_INT(nccl_log_read(log_path, lines, 64), 4);
     for (int i = 2; i < 4; i++) {
         CHECK_EQ_STR(lines[i].kind, "destroy");
         CHECK_EQ_INT(lines[i].pid, getpid());
         CHECK_EQ_INT(lines[i].rank, 4 + i - 2);
-        CHECK(!lines[i].aborted);
+        CHECK(lines[i].aborted);
     }
+    CHECK_STATUS(uform__nccl_all_reduce_check(executor, &communicators), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK_ERROR_NAMES("NULL (aborted)");
+    uform__nccl_communicators_destroy(&communicators); /* frees the array only */
+    CHECK(communicators.count == 0 && communicators.communicators == NULL);
+    CHECK_EQ_INT(nccl_log_read(log_path, lines, 64), 4);
     uform__nccl_communicators_destroy(&communicators); /* twice: a zeroed struct */
 
     /* A run of two ranks, both here: the all-reduce of 1 + 2 reads back 3 on each device. */

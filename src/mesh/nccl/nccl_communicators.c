@@ -8,14 +8,12 @@
 
 #include "core/error.h"
 #include "core/memory.h"
-#include "gpu/vram_internal.h"
-#include "mesh/nccl/nccl_loader.h"
+#include "mesh/nccl/nccl_communicators.h"
 #include "platform/platform.h"
 
-/* Frees communicators from any state: ncclCommAbort, because a communicator whose
- * initialisation failed inside a group cannot be ncclCommDestroy'ed (destroy waits for it to be
- * ready). Errors are ignored: nothing better can be done with them. */
-static void abort_all(const uform__nccl_api_t *library, uform_ncclComm *communicators, size_t count) {
+/* ncclCommAbort rather than destroy: a communicator whose initialisation failed inside a group
+ * cannot be ncclCommDestroy'ed (destroy waits for it to be ready). */
+void uform__nccl_abort_all(const uform__nccl_api_t *library, uform_ncclComm *communicators, size_t count) {
     for (size_t i = 0; i < count; i++)
         if (communicators[i]) {
             library->ncclCommAbort(communicators[i]);
@@ -23,8 +21,7 @@ static void abort_all(const uform__nccl_api_t *library, uform_ncclComm *communic
         }
 }
 
-/* The executor's devices, refusing what NCCL cannot serve. */
-static uform_status_t nccl_devices(uform_executor_t *executor, const char *verb, uform__vram_t **out) {
+uform_status_t uform__nccl_devices(uform_executor_t *executor, const char *verb, uform__vram_t **out) {
     if (!executor) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the executor is NULL", verb);
     if (!uform__vram_of(executor))
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: NCCL needs a VRAM executor, not a RAM one", verb);
@@ -48,42 +45,41 @@ static void pause_step(uint64_t *step_ns) {
     if (*step_ns < 50000000) *step_ns *= 2;
 }
 
-/* Non-blocking initialisation: polls every communicator with ncclCommGetAsyncError until all are
- * ready, one fails, the deadline passes or the caller cancels. */
-static uform_status_t await_ready(const uform__nccl_api_t *library, uform_ncclComm *communicators, size_t count,
-                                  size_t first_rank, size_t nranks, uint64_t deadline_ns, double timeout_seconds,
-                                  const volatile int *cancel, const char *verb) {
+uform_status_t uform__nccl_await(const uform__nccl_api_t *library, uform_ncclComm *communicators, size_t count,
+                                const int *ranks, size_t first_rank, size_t nranks, uint64_t deadline_ns,
+                                double timeout_seconds, const volatile int *cancel, const char *verb, const char *step) {
     char buffer[32];
-    uint64_t step = 0;
+    uint64_t step_ns = 0;
     for (;;) {
         size_t pending = 0;
         char unfinished[160] = "";
         for (size_t d = 0; d < count; d++) {
+            size_t rank = ranks ? (size_t)ranks[d] : first_rank + d;
             uform_ncclResult state = UFORM_NCCL_SUCCESS;
             uform_ncclResult asked = library->ncclCommGetAsyncError(communicators[d], &state);
             if (asked == UFORM_NCCL_SUCCESS && state == UFORM_NCCL_IN_PROGRESS) {
                 size_t used = strlen(unfinished);
                 if (used + 24 < sizeof unfinished)
-                    snprintf(unfinished + used, sizeof unfinished - used, "%s%zu", pending ? ", " : "", first_rank + d);
+                    snprintf(unfinished + used, sizeof unfinished - used, "%s%zu", pending ? ", " : "", rank);
                 pending++;
                 continue;
             }
             uform_ncclResult failed = asked != UFORM_NCCL_SUCCESS ? asked : state;
             if (failed != UFORM_NCCL_SUCCESS)
-                return uform__fail(uform__nccl_status(failed), "%s: NCCL init of rank %zu of %zu (device %zu) failed: %s: %s",
-                                   verb, first_rank + d, nranks, d, uform__nccl_result_name(failed),
+                return uform__fail(uform__nccl_status(failed), "%s: %s of rank %zu of %zu (device %zu) failed: %s: %s",
+                                   verb, step, rank, nranks, d, uform__nccl_result_name(failed),
                                    uform__nccl_error_string(library, failed, buffer, sizeof buffer));
         }
         if (!pending) return UFORM_STATUS_OK;
         if (cancel && *cancel)
-            return uform__fail(UFORM_STATUS_INTERRUPTED, "%s: NCCL init cancelled (ranks %s of %zu unfinished)", verb,
+            return uform__fail(UFORM_STATUS_INTERRUPTED, "%s: %s cancelled (ranks %s of %zu unfinished)", verb, step,
                                unfinished, nranks);
         if (uform__now_ns() >= deadline_ns)
             return uform__fail(UFORM_STATUS_TIMEOUT,
-                               "%s: NCCL init did not finish within %g s: this process's ranks %s of %zu never "
+                               "%s: %s did not finish within %g s: this process's ranks %s of %zu never "
                                "finished (NCCL waits for every rank: another process died or stalled in it)",
-                               verb, timeout_seconds, unfinished, nranks);
-        pause_step(&step);
+                               verb, step, timeout_seconds, unfinished, nranks);
+        pause_step(&step_ns);
     }
 }
 
@@ -101,7 +97,7 @@ static uform_status_t create(uform_executor_t *executor, const uint8_t id[UFORM_
     if (!id) return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the unique id is NULL", verb);
     uint64_t deadline_ns = uform__now_ns() + (uint64_t)(timeout_seconds * 1e9);
     uform__vram_t *vram = NULL;
-    uform_status_t status = nccl_devices(executor, verb, &vram);
+    uform_status_t status = uform__nccl_devices(executor, verb, &vram);
     if (status != UFORM_STATUS_OK) return status;
     size_t count = vram->device_count;
     if (nranks == 0 || nranks > INT_MAX || first_rank > nranks || count > nranks - first_rank)
@@ -134,11 +130,24 @@ static uform_status_t create(uform_executor_t *executor, const uint8_t id[UFORM_
     memcpy(unique.internal, id, UFORM_NCCL_UNIQUE_ID_BYTES);
     char buffer[32];
 
+    /* Every device is made current once before the group: a blocking group's end waits for every
+     * rank queued in it, so a device failing after another's rank was queued would leave that
+     * rank waiting for ever for one this process never adds. */
+    for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++) {
+        status = vram->devices[d].backend->make_current(&vram->devices[d]);
+        if (status != UFORM_STATUS_OK) uform__vram_note_fault(executor, &vram->devices[d]);
+    }
+    if (status != UFORM_STATUS_OK) { /* the backend's message names the driver's error */
+        uform__deallocate(communicators);
+        return status;
+    }
+
     /* Inside the group the initialisations are only recorded; the outermost ncclGroupEnd starts
-     * them all together (non-blocking: and returns ncclInProgress). A failure before it (a device
-     * that cannot be made current, an argument NCCL refuses at once) stops adding ranks, but the
-     * group is still ended, so the thread does not stay inside it, and every communicator made is
-     * then aborted: none is left waiting for ranks that will never join. */
+     * them all together (non-blocking: and returns ncclInProgress). A failure before it (an
+     * argument NCCL refuses at once) stops adding ranks, but the group is still ended, so the
+     * thread does not stay inside it, and every communicator made is then aborted: none is left
+     * waiting for ranks that will never join (non-blocking; a blocking group's end waits for
+     * them, which the pass above keeps a device from causing). */
     uform_ncclResult result = library->ncclGroupStart();
     if (result != UFORM_NCCL_SUCCESS) {
         uform__deallocate(communicators);
@@ -169,8 +178,8 @@ static uform_status_t create(uform_executor_t *executor, const uint8_t id[UFORM_
                              first_rank + count - 1, nranks, uform__nccl_result_name(result),
                              uform__nccl_error_string(library, result, buffer, sizeof buffer));
     if (status == UFORM_STATUS_OK && bounded)
-        status = await_ready(library, communicators, count, first_rank, nranks, deadline_ns, timeout_seconds, cancel,
-                             verb);
+        status = uform__nccl_await(library, communicators, count, NULL, first_rank, nranks, deadline_ns,
+                                   timeout_seconds, cancel, verb, "NCCL init");
 
     /* NCCL's own view must be the one asked for. */
     for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++) {
@@ -187,7 +196,7 @@ static uform_status_t create(uform_executor_t *executor, const uint8_t id[UFORM_
                                  first_rank + d, nranks);
     }
     if (status != UFORM_STATUS_OK) {
-        abort_all(library, communicators, count);
+        uform__nccl_abort_all(library, communicators, count);
         uform__deallocate(communicators);
         return status;
     }
@@ -196,10 +205,9 @@ static uform_status_t create(uform_executor_t *executor, const uint8_t id[UFORM_
     return UFORM_STATUS_OK;
 }
 
-/* The calling thread's current context or device, saved before NCCL's devices are made current
- * one by one and given back after: the caller's runtime (PyTorch on cuda:1) keeps its device
- * there. `saved_by` is the device whose backend saved it (NULL: nothing to give back). */
-static uform__gpu_device_t *save_caller(uform_executor_t *executor, uintptr_t *saved) {
+/* Saved before NCCL's devices are made current one by one and given back after: the caller's
+ * runtime (PyTorch on cuda:1) keeps its device there. */
+uform__gpu_device_t *uform__nccl_save_caller(uform_executor_t *executor, uintptr_t *saved) {
     uform__vram_t *vram = executor ? uform__vram_of(executor) : NULL;
     if (!vram || !vram->device_count || uform__forked_since(executor->fork_generation)) return NULL;
     uform__gpu_device_t *device = &vram->devices[0];
@@ -216,7 +224,7 @@ uform_status_t uform__nccl_communicators_create_bounded(uform_executor_t *execut
                                                         size_t nranks, double timeout_seconds,
                                                         const volatile int *cancel, uform__nccl_communicators_t *out) {
     uintptr_t saved = 0;
-    uform__gpu_device_t *saved_by = save_caller(executor, &saved);
+    uform__gpu_device_t *saved_by = uform__nccl_save_caller(executor, &saved);
     uform_status_t status = create(executor, id, first_rank, nranks, timeout_seconds, cancel, out);
     if (saved_by) saved_by->backend->restore_current(saved_by, saved);
     return status;
@@ -231,106 +239,21 @@ void uform__nccl_communicators_destroy(uform__nccl_communicators_t *communicator
         char saved[512];
         snprintf(saved, sizeof saved, "%s", uform_last_error());
         if (uform__nccl_get(&library) == UFORM_STATUS_OK)
-            for (size_t i = 0; i < communicators->count; i++)
-                if (communicators->communicators[i])
-                    library->ncclCommDestroy((uform_ncclComm)communicators->communicators[i]);
+            for (size_t i = 0; i < communicators->count; i++) {
+                uform_ncclComm communicator = (uform_ncclComm)communicators->communicators[i];
+                if (!communicator) continue;
+                /* ncclCommDestroy of a communicator with work in progress or an asynchronous
+                 * error answers an error and frees nothing; ncclCommAbort frees it in any state. */
+                uform_ncclResult state = UFORM_NCCL_SUCCESS;
+                if (library->ncclCommGetAsyncError(communicator, &state) != UFORM_NCCL_SUCCESS ||
+                    state != UFORM_NCCL_SUCCESS)
+                    library->ncclCommAbort(communicator);
+                else
+                    library->ncclCommDestroy(communicator);
+            }
         uform__fail(UFORM_STATUS_OK, "%s", saved); /* destroying leaves the caller's last error */
         uform__deallocate(communicators->communicators);
     }
     communicators->communicators = NULL;
     communicators->count = 0;
-}
-
-/* ---- the device check ---- */
-
-#define CHECK_NCCL_(call, what)                                                                    \
-    do {                                                                                           \
-        uform_ncclResult result_ = (call);                                                         \
-        if (result_ != UFORM_NCCL_SUCCESS && status == UFORM_STATUS_OK)                            \
-            status = uform__fail(uform__nccl_status(result_), "NCCL all-reduce check: %s: %s: %s", what, \
-                                 uform__nccl_result_name(result_),                                 \
-                                 uform__nccl_error_string(library, result_, buffer, sizeof buffer)); \
-    } while (0)
-
-uform_status_t uform__nccl_all_reduce_check(uform_executor_t *executor, const uform__nccl_communicators_t *communicators) {
-    static const char verb[] = "NCCL all-reduce check";
-    uform__vram_t *vram = NULL;
-    uform_status_t status = nccl_devices(executor, verb, &vram);
-    if (status != UFORM_STATUS_OK) return status;
-    if (!communicators || communicators->count != vram->device_count || !communicators->communicators)
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "%s: the communicators are not this executor's (%zu devices)",
-                           verb, vram->device_count);
-    const uform__nccl_api_t *library = NULL;
-    status = uform__nccl_get(&library);
-    if (status != UFORM_STATUS_OK) return status;
-    size_t count = vram->device_count;
-    void **buffers = uform__allocate_zeroed(count ? count : 1, sizeof *buffers);
-    float *values = uform__allocate_zeroed(count ? count : 1, sizeof *values);
-    int *ranks = uform__allocate_zeroed(count ? count : 1, sizeof *ranks);
-    if (!buffers || !values || !ranks) {
-        uform__deallocate(buffers);
-        uform__deallocate(values);
-        uform__deallocate(ranks);
-        return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "%s: no memory for %zu devices", verb, count);
-    }
-    char buffer[32];
-    int nranks = 0;
-    /* Each device's rank + 1 into a float of its memory. The copies are waited for before the
-     * collective: on a GPU the stream would order them anyway; the NCCL test double reduces on
-     * the host and needs them done. */
-    for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++) {
-        uform__gpu_device_t *device = &vram->devices[d];
-        uform_ncclComm communicator = (uform_ncclComm)communicators->communicators[d];
-        CHECK_NCCL_(library->ncclCommUserRank(communicator, &ranks[d]), "ncclCommUserRank");
-        CHECK_NCCL_(library->ncclCommCount(communicator, &nranks), "ncclCommCount");
-        if (status != UFORM_STATUS_OK) break;
-        values[d] = (float)ranks[d] + 1.0f;
-        status = device->backend->make_current(device);
-        if (status == UFORM_STATUS_OK) status = device->backend->device_alloc(device, sizeof(float), &buffers[d]);
-        if (status == UFORM_STATUS_OK)
-            status = device->backend->copy_to_device_async(device, buffers[d], &values[d], sizeof(float));
-        if (status == UFORM_STATUS_OK) status = device->backend->stream_wait(device);
-    }
-    if (status == UFORM_STATUS_OK) {
-        /* One group around every device's part, as one thread drives them all. */
-        CHECK_NCCL_(library->ncclGroupStart(), "ncclGroupStart");
-        if (status == UFORM_STATUS_OK) {
-            for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++) {
-                uform__gpu_device_t *device = &vram->devices[d];
-                status = device->backend->make_current(device);
-                if (status == UFORM_STATUS_OK)
-                    CHECK_NCCL_(library->ncclAllReduce(buffers[d], buffers[d], 1, UFORM_NCCL_FLOAT32, UFORM_NCCL_SUM,
-                                                       (uform_ncclComm)communicators->communicators[d],
-                                                       (uform_ncclStream)device->stream),
-                                "ncclAllReduce");
-            }
-            CHECK_NCCL_(library->ncclGroupEnd(), "ncclGroupEnd");
-        }
-    }
-    /* Read back on each stream (after the collective), then look at NCCL's asynchronous errors. */
-    for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++) {
-        uform__gpu_device_t *device = &vram->devices[d];
-        values[d] = -1.0f;
-        status = device->backend->make_current(device);
-        if (status == UFORM_STATUS_OK)
-            status = device->backend->copy_to_host_async(device, &values[d], buffers[d], sizeof(float));
-        if (status == UFORM_STATUS_OK) status = device->backend->stream_wait(device);
-        uform_ncclResult asynchronous = UFORM_NCCL_SUCCESS;
-        CHECK_NCCL_(library->ncclCommGetAsyncError((uform_ncclComm)communicators->communicators[d], &asynchronous),
-                    "ncclCommGetAsyncError");
-        CHECK_NCCL_(asynchronous, "the communicator's asynchronous error");
-    }
-    float expected = (float)nranks * ((float)nranks + 1.0f) / 2.0f;
-    for (size_t d = 0; d < count && status == UFORM_STATUS_OK; d++)
-        if (values[d] != expected)
-            status = uform__fail(UFORM_STATUS_MISMATCH, "%s: device %zu (rank %d of %d) read back %g, expected %g", verb,
-                                 d, ranks[d], nranks, (double)values[d], (double)expected);
-    for (size_t d = 0; d < count; d++) {
-        uform__vram_note_fault(executor, &vram->devices[d]); /* a sticky driver error seen here */
-        if (buffers[d]) vram->devices[d].backend->device_free(&vram->devices[d], buffers[d]);
-    }
-    uform__deallocate(buffers);
-    uform__deallocate(values);
-    uform__deallocate(ranks);
-    return status;
 }

@@ -44,9 +44,21 @@ uform_status_t uform__nccl_status(uform_ncclResult result);
  * For scripts/device-check: all-reduces (sum) one float per device over `communicators` (made by
  * uform__nccl_communicators_create for this VRAM executor): each rank r contributes r + 1 on its
  * device's stream, and every device must read back nranks * (nranks + 1) / 2. Collective: every
- * process of the run calls it. The executor must be idle (nothing else on its streams). MISMATCH
- * names the device and both values; an NCCL or driver failure keeps its own status and message.
+ * process of the run calls it. The executor must be idle (nothing else on its streams), and no
+ * NCCL operation in progress on the communicators. On non-blocking communicators NCCL answers
+ * ncclInProgress and the check polls ncclCommGetAsyncError until every one is done, 120 s at most.
+ * MISMATCH names the device and both values; an NCCL or driver failure keeps its own status and
+ * message (naming the call, or "the all-reduce" for a failure NCCL reports asynchronously);
+ * TIMEOUT names the ranks unfinished. After a failure once the collective was handed to NCCL,
+ * every communicator has been aborted (ncclCommAbort, before the check's buffers were freed) and
+ * set to NULL in `communicators`: they are unusable, and a caller holding copies of the handles
+ * must not destroy them. The calling thread's current context is the same after as before.
  */
-uform_status_t uform__nccl_all_reduce_check(uform_executor_t *executor, const uform__nccl_communicators_t *communicators);
+uform_status_t uform__nccl_all_reduce_check(uform_executor_t *executor, uform__nccl_communicators_t *communicators);
+
+/** uform__nccl_all_reduce_check waiting at most `timeout_seconds` for NCCL. */
+uform_status_t uform__nccl_all_reduce_check_bounded(uform_executor_t *executor,
+                                                    uform__nccl_communicators_t *communicators,
+                                                    double timeout_seconds);
 
 #endif

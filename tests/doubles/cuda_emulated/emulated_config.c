@@ -153,6 +153,29 @@ static void parse_sticky_fault(char *value, emulated_config_t *config, size_t li
     config->sticky_result = result;
 }
 
+/* `fault current=<ordinal>@<n>[:<error>]`: the n-th cuCtxSetCurrent making that driver ordinal's
+ * context current (counted per device from 1) answers the error (a name the double knows or a
+ * number, not CUDA_SUCCESS), default CUDA_ERROR_INVALID_CONTEXT, and changes nothing. */
+static void parse_current_fault(char *value, emulated_config_t *config, size_t line) {
+    unsigned result = 201; /* CUDA_ERROR_INVALID_CONTEXT */
+    char *error = strchr(value, ':');
+    if (error) {
+        *error++ = '\0';
+        long parsed = emulated_result_parse(error);
+        if (parsed <= 0) return refuse(config, line, "fault current=%s:%s is not a CUDA error", value, error);
+        result = (unsigned)parsed;
+    }
+    char *at = strchr(value, '@');
+    unsigned long ordinal = 0, n = 0;
+    if (at) *at++ = '\0';
+    if (!at || !double_config_count(at, &n) || (strcmp(value, "0") != 0 && !double_config_count(value, &ordinal)) ||
+        ordinal >= EMULATED_MAX_DEVICES)
+        return refuse(config, line, "fault current takes <ordinal>@<positive count>[:<CUDA error>]");
+    config->current_fault_ordinal = (int)ordinal;
+    config->current_fault = n;
+    config->current_result = result;
+}
+
 static void parse_fault(char *rest, emulated_config_t *config, size_t line) {
     char *value = double_config_key_value(&rest);
     if (!value) return refuse(config, line, "fault '%s' is not key=value", rest);
@@ -172,6 +195,8 @@ static void parse_fault(char *rest, emulated_config_t *config, size_t line) {
         config->alloc_fault = n;
     } else if (strcmp(rest, "sticky") == 0) {
         parse_sticky_fault(value, config, line);
+    } else if (strcmp(rest, "current") == 0) {
+        parse_current_fault(value, config, line);
     } else {
         refuse(config, line, "unknown fault '%s'", rest);
     }

@@ -49,6 +49,9 @@ typedef struct emulated_config_t {
     unsigned long alloc_fault;      /* `fault alloc=N`: the Nth cuMemAlloc answers OUT_OF_MEMORY (0: none) */
     unsigned long sticky_fault;     /* `fault sticky=N[:<error>]`: the Nth stream operation sticky-faults its context */
     unsigned sticky_result;         /* ...with this error (default CUDA_ERROR_ILLEGAL_ADDRESS) */
+    int current_fault_ordinal;      /* `fault current=<ordinal>@N[:<error>]`: that device's context... */
+    unsigned long current_fault;    /* ...made current by the Nth cuCtxSetCurrent to it (0: none) fails */
+    unsigned current_result;        /* ...with this error (default CUDA_ERROR_INVALID_CONTEXT) */
     uint64_t link_bandwidth;        /* `link bandwidth=1G`: bytes per second of an async copy (0: unlimited) */
     size_t multicast_fault_count;   /* `fault multicast=<step>[@<ordinal>][:<CUDA error>]` */
     emulated_multicast_fault_t multicast_faults[EMULATED_MAX_MULTICAST_FAULTS];

@@ -6,6 +6,9 @@
 #include "emulated_entry_points.h"
 #include "emulated_state.h"
 
+/* cuCtxSetCurrent calls to `fault current=`'s device, counted for that fault. */
+static atomic_ulong set_current_calls;
+
 static emulated_context_t *context_of_handle(uform_cuContext handle) {
     emulated_context_t *context = (emulated_context_t *)handle;
     if (context < contexts || context >= contexts + config.device_count) return NULL;
@@ -55,6 +58,9 @@ EXPORT uform_cuResult cuCtxSetCurrent(uform_cuContext handle) {
     }
     emulated_context_t *context = context_of_handle(handle);
     if (!context) return UFORM_CUDA_ERROR_INVALID_CONTEXT;
+    if (config.current_fault && CONTEXT_DEVICE(context) == config.current_fault_ordinal &&
+        atomic_fetch_add(&set_current_calls, 1) + 1 == config.current_fault)
+        return config.current_result; /* `fault current=` */
     pthread_mutex_lock(&memory_lock);
     int live = context->retained > 0;
     pthread_mutex_unlock(&memory_lock);
