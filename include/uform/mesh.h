@@ -42,8 +42,8 @@ typedef struct uform_mesh_options_t {
      *  process's files are taken back and the others answer INTERRUPTED naming it, as of a
      *  process that died: at once, but for index 0 while a process has yet to arrive, which waits
      *  a grace more (a tenth of the timeout, 1 to 10 s) so that a latecomer still reads the
-     *  outcome before the directory goes. Where the run's outcome was written first (the cancel came as
-     *  the run ended), this process answers that outcome, as the others do. Limit: a follower
+     *  outcome before the directory goes. Where the run's outcome was written first (the cancel
+     *  came as the run ended), this process answers that outcome, as the others do. Limit: a follower
      *  cancelled before index 0's run file is there knows no run to tell: it answers INTERRUPTED
      *  alone and leaves no trace, and index 0 waits its timeout for it ("never arrived"). An
      *  options struct of the older size (without it) is read without it. Set it as
