@@ -95,7 +95,14 @@ typedef struct uform_mesh_description_t {
  * name (Kubernetes hostNetwork pods, --uts=host), that dies after it was seen keeps the outcome
  * file in the job directory (nobody can tell it from a slow one), and index 0 dying after the
  * others have their answer leaves its run file, the roster and the outcome; a job name is one
- * run's, so a rerun takes a new one. Every deadline is this process's monotonic clock or the
+ * run's, so a rerun takes a new one. A rerun under the same name over such leftovers (a launcher
+ * requeuing under $SLURM_JOB_ID at once) is refused by every process of it alike:
+ * INVALID_ARGUMENT, "job directory exists already", naming the directory and its run file's
+ * maker. A follower knows the leftovers by a roster already there when it first looks, an outcome
+ * older than index 0's grace by the file system's clock, or a run file older than that index 0's
+ * timeout and two graces; only leftovers of a run file alone, younger than that, look like an
+ * index 0 still gathering, and a follower then waits out its timeout (TIMEOUT) while index 0
+ * refuses at once. Every deadline is this process's monotonic clock or the
  * directory's file system's clock: no two hosts' clocks are compared.
  *
  * The NCCL hand-off that follows is bounded too: with NCCL 2.14 and newer the communicators are

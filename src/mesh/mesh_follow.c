@@ -3,6 +3,7 @@
  * took.<i>), then answer the run's outcome. Whatever happens, this process removes what it wrote
  * once it has its answer, and the last one out of a run index 0 has left removes the rest. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +11,26 @@
 #include "core/error.h"
 #include "mesh/mesh_follow.h"
 #include "platform/platform.h"
+
+/* Whether the job directory, as this process first finds it (a look before any wait of its own),
+ * holds a roster: a run that formed before this process called the rendezvous, so not its run.
+ * Index 0 writes the roster only once every index's facts are in, this index's too: this is an
+ * earlier run's directory (a crashed run under the same job name, as a launcher requeuing under
+ * $SLURM_JOB_ID makes) or someone else holds this index. The new run's index 0 finds the
+ * directory there too and refuses it (mkdirat's EEXIST), so this process answers index 0's
+ * refusal word for word (uform__mesh_refuse_existing): every process of the new run answers the
+ * same. One process's own order of events, not a clock. An outcome without a roster proves less
+ * (a refusal by a process that started sooner, which stragglers answer too): it is noted for
+ * outcome_is_leftover. The leftovers stay: removing them would let a process of the new run that
+ * comes later find no directory and wait for an index 0 that never makes one. `f->run_text`
+ * receives the run file ("" when there is none) for the message. */
+static bool formed_before_arrival(follower_t *f) {
+    uform__mesh_session_t *s = f->s;
+    f->outcome_first = uform__mesh_outcome_exists(s);
+    if (uform__mesh_probe(s->job_fd, "roster") != 1) return false;
+    if (uform__mesh_read(s->job_fd, "run", f->run_text, s->verb) != UFORM_STATUS_OK) f->run_text[0] = 0;
+    return true;
+}
 
 /* Opens the job directory and reads its run file, waiting for index 0 to make them. A directory
  * removed under this process (an earlier run of the same name ending) is opened again: a new
@@ -19,13 +40,15 @@ static uform_status_t read_run(follower_t *f) {
     uform__mesh_session_t *s = f->s;
     uint64_t step = 0;
     char where[UFORM_MESH_PATH_MAX], failure[UFORM_MESH_MESSAGE_MAX + 1] = "";
-    for (;;) {
+    for (bool first_look = true;; first_look = false) {
         uform_status_t status = UFORM_STATUS_NOT_FOUND;
         if (s->job_fd < 0) {
             bool existed = false;
             status = uform__mesh_open_job(s->directory, s->job, false, &existed, &s->job_fd, s->verb);
             if (status != UFORM_STATUS_OK && status != UFORM_STATUS_IO_ERROR) return status;
         }
+        if (first_look && s->job_fd >= 0 && formed_before_arrival(f))
+            return uform__mesh_refuse_existing(s, f->run_text);
         if (s->job_fd >= 0) {
             status = uform__mesh_read(s->job_fd, "run", f->run_text, s->verb);
             if (status == UFORM_STATUS_OK) return status;
@@ -63,18 +86,60 @@ static bool run_age_ns(const follower_t *f, int64_t *age_ns) {
 
 /* Whether the run file is an earlier run's leftovers: written longer before this process's
  * facts than index 0 can still be waiting (its timeout plus twice the grace). */
-static bool run_is_stale(const follower_t *f, double *age_seconds) {
+static bool run_is_stale(const follower_t *f) {
     uint64_t timeout_ms = 0;
     int64_t age_ns = 0;
     if (!uform__mesh_field_number(f->run_text, "timeout_ms", &timeout_ms) || !run_age_ns(f, &age_ns)) return false;
     double timeout = (double)timeout_ms / 1e3;
-    *age_seconds = (double)age_ns / 1e9;
-    return *age_seconds > timeout + 2 * uform__mesh_grace_seconds(timeout);
+    return (double)age_ns / 1e9 > timeout + 2 * uform__mesh_grace_seconds(timeout);
+}
+
+/* An earlier run's job directory, found once this process's facts are in: it takes them back and
+ * answers what the new run's index 0 answers. Only its own file: the rest stays, even where that
+ * run's index 0 is provably dead, so that every process of the new run finds what index 0 found
+ * and answers the same (formed_before_arrival). */
+static uform_status_t refuse_leftovers(follower_t *f) {
+    uform__mesh_remove(f->s->job_fd, f->facts);
+    f->owned = NULL;
+    return uform__mesh_refuse_existing(f->s, f->run_text);
+}
+
+/* The file system's clock now (on NFS the server's): the modification time of a probe file this
+ * process creates in the job directory and removes at once (a temporary's name: a process killed
+ * in between leaves what the last one out removes). False when it cannot be written. */
+static bool file_system_now_ns(const follower_t *f, int64_t *ns) {
+    char name[96];
+    snprintf(name, sizeof name, ".probe.%llu.%ld.tmp", (unsigned long long)f->mine->index, (long)getpid());
+    int fd = openat(f->s->job_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    close(fd);
+    bool known = uform__mesh_mtime_ns(f->s->job_fd, name, ns);
+    unlinkat(f->s->job_fd, name, 0);
+    return known;
+}
+
+/* Whether an outcome that was there before this process first looked is an earlier run's: older,
+ * by the file system's clock, than the grace index 0 gives stragglers after it (then it cleans
+ * up). Two times of one clock, the file system's, never two hosts'. Within that grace it is this
+ * run's verdict, which a straggler answers like every other process. Asked before this process
+ * proposes anything: a proposal would answer that outcome (the first one stands). */
+static bool outcome_is_leftover(const follower_t *f) {
+    int64_t outcome_ns = 0, now_ns = 0;
+    uint64_t timeout_ms = 0;
+    if (!f->outcome_first) return false;
+    if (!uform__mesh_mtime_ns(f->s->job_fd, "outcome", &outcome_ns) &&
+        !uform__mesh_mtime_ns(f->s->job_fd, "outcome.claim", &outcome_ns))
+        return false;
+    if (!file_system_now_ns(f, &now_ns)) return false;
+    double timeout = uform__mesh_field_number(f->run_text, "timeout_ms", &timeout_ms) ? (double)timeout_ms / 1e3
+                                                                                      : f->s->timeout_seconds;
+    return (double)(now_ns - outcome_ns) / 1e9 > uform__mesh_grace_seconds(timeout);
 }
 
 /* After this process's facts are in: an outcome already there is this run's (answered by the
- * caller); a roster of another run, or written before these facts (by the file system's clock),
- * is leftovers or a run that formed without this index. A took.<i> is a process that has taken
+ * caller; uform__mesh_follow asked outcome_is_leftover first); a roster of another run, or
+ * written before these facts (by the file system's clock), is leftovers or a run that formed
+ * without this index. A took.<i> is a process that has taken
  * the roster in this index's place (the facts.<i> it renamed is how these facts got in). */
 static uform_status_t check_after_publishing(follower_t *f) {
     uform__mesh_session_t *s = f->s;
@@ -110,7 +175,7 @@ static uform_status_t check_after_publishing(follower_t *f) {
 /* Publishes this process's facts, exclusively: its index may be someone else's. */
 static uform_status_t publish_facts(follower_t *f) {
     uform__mesh_session_t *s = f->s;
-    char text[UFORM_MESH_FILE_MAX], holder[UFORM_MESH_FILE_MAX], who[300], where[UFORM_MESH_PATH_MAX];
+    char text[UFORM_MESH_FILE_MAX], holder[UFORM_MESH_FILE_MAX], who[300];
     if (uform__mesh_probe(s->job_fd, f->took) == 1) { /* it has taken the roster already */
         if (uform__mesh_read(s->job_fd, f->took, holder, s->verb) != UFORM_STATUS_OK) holder[0] = 0;
         uform__mesh_describe_holder(holder, s->nonce, who, sizeof who);
@@ -134,15 +199,7 @@ static uform_status_t publish_facts(follower_t *f) {
                            (unsigned long long)f->mine->index, who);
     }
     f->owned = f->facts;
-    double age = 0;
-    if (run_is_stale(f, &age)) {
-        uform__follow_leave(f);
-        uform__mesh_path(s, NULL, where, sizeof where);
-        return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                           "%s: an earlier run's job directory (leftovers, past its index 0's timeout: %.0f s old; use "
-                           "a new job name): %s (run file: %s)",
-                           s->verb, age, where, f->run_holder);
-    }
+    if (run_is_stale(f)) return refuse_leftovers(f);
     return check_after_publishing(f);
 }
 
@@ -194,6 +251,7 @@ uform_status_t uform__mesh_follow(uform__mesh_session_t *s, const uform__mesh_fa
     uform__mesh_took_name(mine->index, f.took, sizeof f.took);
     uform_status_t status = read_run(&f);
     if (status != UFORM_STATUS_OK) return status;
+    if (outcome_is_leftover(&f)) return uform__mesh_refuse_existing(s, f.run_text); /* it wrote nothing */
     uform__mesh_facts_t run;
     if (!uform__mesh_parse_facts(f.run_text, "run", s->nonce, &run)) return refuse_run(&f);
     uform__mesh_describe_holder(f.run_text, NULL, f.run_holder, sizeof f.run_holder);

@@ -12,6 +12,7 @@ typedef struct follower_t {
     char facts[32], took[32]; /* this index's two names */
     const char *owned;        /* which of them this process wrote and still holds, or NULL */
     bool has_roster;          /* it read and checked the roster: an OK outcome can be its answer */
+    bool outcome_first;       /* the outcome was there when it first found the job directory */
     char run_text[UFORM_MESH_FILE_MAX];
     char run_holder[300]; /* index 0, in words */
 } follower_t;

@@ -28,17 +28,12 @@ static bool decided(const lead_t *l) { return uform__mesh_outcome_exists(l->s); 
 static uform_status_t refuse_existing(const uform__mesh_session_t *s) {
     int fd = -1;
     bool existed = false;
-    char text[UFORM_MESH_FILE_MAX] = "", holder[300] = "nobody's run file", where[UFORM_MESH_PATH_MAX];
+    char text[UFORM_MESH_FILE_MAX] = "";
     if (uform__mesh_open_job(s->directory, s->job, false, &existed, &fd, s->verb) == UFORM_STATUS_OK && fd >= 0) {
-        if (uform__mesh_read(fd, "run", text, s->verb) == UFORM_STATUS_OK)
-            uform__mesh_describe_holder(text, NULL, holder, sizeof holder);
+        if (uform__mesh_read(fd, "run", text, s->verb) != UFORM_STATUS_OK) text[0] = 0;
         close(fd);
     }
-    uform__mesh_path(s, NULL, where, sizeof where);
-    return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
-                       "%s: job directory exists already: %s (run file: %s): another process claims index 0, or an "
-                       "earlier run left it behind; a run needs a job name of its own",
-                       s->verb, where, holder);
+    return uform__mesh_refuse_existing(s, text);
 }
 
 /* Gathers facts.1 .. facts.<count-1>: each round opens the paths still missing, one read per

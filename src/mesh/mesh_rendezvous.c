@@ -37,6 +37,16 @@ void uform__mesh_took_name(uint64_t index, char *name, size_t capacity) {
     snprintf(name, capacity, "took.%llu", (unsigned long long)index);
 }
 
+uform_status_t uform__mesh_refuse_existing(const uform__mesh_session_t *s, const char *run_text) {
+    char holder[300] = "nobody's run file", where[UFORM_MESH_PATH_MAX];
+    if (run_text && run_text[0]) uform__mesh_describe_holder(run_text, NULL, holder, sizeof holder);
+    uform__mesh_path(s, NULL, where, sizeof where);
+    return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
+                       "%s: job directory exists already: %s (run file: %s): another process claims index 0, or an "
+                       "earlier run left it behind; a run needs a job name of its own",
+                       s->verb, where, holder);
+}
+
 uform_status_t uform__mesh_rendezvous(const char *directory, const char *job, double timeout_seconds,
                                       const uform__mesh_facts_t *mine, const uint8_t *nccl_id,
                                       uform__mesh_roster_t *roster, const volatile int *cancel, const char *verb) {

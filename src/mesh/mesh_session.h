@@ -47,6 +47,11 @@ double uform__mesh_grace_seconds(double timeout_seconds);
  *  most 160 bytes, so that the reason that follows it always fits the last error. `name` may be
  *  NULL (the job directory itself). */
 void uform__mesh_path(const uform__mesh_session_t *s, const char *name, char *out, size_t capacity);
+/** INVALID_ARGUMENT: the job directory exists already, an earlier run's (or a second index 0's),
+ *  naming who its run file `run_text` (may be NULL or "": none) says made it. Index 0 answers it
+ *  when its directory exists, a follower when it finds an earlier run's there: one message, so
+ *  that every process of the new run answers the same. */
+uform_status_t uform__mesh_refuse_existing(const uform__mesh_session_t *s, const char *run_text);
 /** "facts.<i>" (a process's facts) and "took.<i>" (the same file once it has the roster). */
 void uform__mesh_facts_name(uint64_t index, char *name, size_t capacity);
 void uform__mesh_took_name(uint64_t index, char *name, size_t capacity);
