@@ -25,10 +25,10 @@ static int naive_member(const char *directory, const char *job, size_t index, si
     int fd = -1;
     uint64_t deadline = (uint64_t)((bench_now_seconds() + 120) * 1e9), step = 0;
     /* Index 0 makes the directory here too, so both sides pay for the same mkdir. */
-    if (uform__mesh_open_job(directory, job, index == 0, &existed, &fd, "bench") != UFORM_STATUS_OK) return 1;
+    if (uform__mesh_open_job(directory, job, index == 0, &existed, &fd, NULL, "bench") != UFORM_STATUS_OK) return 1;
     while (fd < 0) {
         if (!uform__mesh_backoff(deadline, &step)) return 1;
-        if (uform__mesh_open_job(directory, job, false, &existed, &fd, "bench") != UFORM_STATUS_OK) return 1;
+        if (uform__mesh_open_job(directory, job, false, &existed, &fd, NULL, "bench") != UFORM_STATUS_OK) return 1;
     }
     char name[32], text[UFORM_MESH_FILE_MAX], holder[UFORM_MESH_FILE_MAX];
     snprintf(name, sizeof name, "facts.%zu", index);

@@ -102,7 +102,10 @@ typedef struct uform_mesh_description_t {
  * older than index 0's grace by the file system's clock, or a run file older than that index 0's
  * timeout and two graces; only leftovers of a run file alone, younger than that, look like an
  * index 0 still gathering, and a follower then waits out its timeout (TIMEOUT) while index 0
- * refuses at once. Every deadline is this process's monotonic clock or the
+ * refuses at once. The job directory is index 0's own (its owner, whoever the file system says
+ * it is: nobody's under NFS root_squash or all_squash, is recorded in the run file); one whose
+ * owner is not the recorded one, or another user's with no run file, is refused alike, as above.
+ * Every deadline is this process's monotonic clock or the
  * directory's file system's clock: no two hosts' clocks are compared.
  *
  * The NCCL hand-off that follows is bounded too: with NCCL 2.14 and newer the communicators are

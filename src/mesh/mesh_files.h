@@ -27,11 +27,15 @@ bool uform__mesh_job_name_ok(const char *job);
  * Opens `directory` (which must exist and be a directory) and its `job` entry. With `create`, the
  * job directory is made (mode 0700) and must not exist yet: EEXIST answers *existed = true and
  * opens nothing. Without it, a missing job directory answers OK with *job_fd -1 (the caller waits).
- * The job directory must be a real directory (not a symbolic link) owned by this user.
- * On OK, *job_fd is the job directory's descriptor (close it).
+ * The job directory must be a real directory (not a symbolic link). On OK, *job_fd is the job
+ * directory's descriptor (close it) and *owner (may be NULL) its owner's uid, for the caller to
+ * judge: on NFS with root_squash or all_squash the directory index 0 makes belongs to nobody
+ * (65534), not to its euid, so index 0 accepts the one it made and records its owner in the run
+ * file, and a follower refuses a directory whose owner is not the one recorded. A directory made
+ * here and refused here (it cannot be stat'ed) is removed.
  */
 uform_status_t uform__mesh_open_job(const char *directory, const char *job, bool create, bool *existed, int *job_fd,
-                                    const char *verb);
+                                    unsigned *owner, const char *verb);
 
 /**
  * Writes `text` as the file `name` in the job directory, whole: a temporary file created

@@ -32,26 +32,50 @@ static bool formed_before_arrival(follower_t *f) {
     return true;
 }
 
+/* Whether the job directory's owner is the one its index 0 recorded in the run file: the
+ * directory index 0 made (on NFS with root_squash or all_squash, nobody's rather than its euid's).
+ * One whose owner is another is not that index 0's (another user's, planted under the job name):
+ * nothing in it is trusted, and index 0 of this run, finding it there, refuses it. A run file
+ * without the record (an index 0 of a uform before it) was written by a process that refused any
+ * directory not its euid's: the owner must then be this process's euid, as before. The check
+ * trusts no more than the file system's owners do: a user who can write both the directory and
+ * its run file can make them agree. */
+static bool owner_is_recorded(const follower_t *f, unsigned owner) {
+    uint64_t recorded = 0;
+    if (!uform__mesh_field_number(f->run_text, "owner", &recorded)) recorded = (unsigned)geteuid();
+    return recorded == owner;
+}
+
 /* Opens the job directory and reads its run file, waiting for index 0 to make them. A directory
  * removed under this process (an earlier run of the same name ending) is opened again: a new
  * one of that name is this run's. An I/O error opening or reading them is asked again until the
  * deadline (on NFS it may pass): until it has the run file this process knows no run to tell. */
 static uform_status_t read_run(follower_t *f) {
     uform__mesh_session_t *s = f->s;
-    uint64_t step = 0;
+    uint64_t step = 0, foreign_until = 0;
+    unsigned owner = 0;
     char where[UFORM_MESH_PATH_MAX], failure[UFORM_MESH_MESSAGE_MAX + 1] = "";
     for (bool first_look = true;; first_look = false) {
         uform_status_t status = UFORM_STATUS_NOT_FOUND;
         if (s->job_fd < 0) {
             bool existed = false;
-            status = uform__mesh_open_job(s->directory, s->job, false, &existed, &s->job_fd, s->verb);
+            status = uform__mesh_open_job(s->directory, s->job, false, &existed, &s->job_fd, &owner, s->verb);
             if (status != UFORM_STATUS_OK && status != UFORM_STATUS_IO_ERROR) return status;
         }
         if (first_look && s->job_fd >= 0 && formed_before_arrival(f))
             return uform__mesh_refuse_existing(s, f->run_text);
         if (s->job_fd >= 0) {
             status = uform__mesh_read(s->job_fd, "run", f->run_text, s->verb);
-            if (status == UFORM_STATUS_OK) return status;
+            if (status == UFORM_STATUS_OK)
+                return owner_is_recorded(f, owner) ? status : uform__mesh_refuse_existing(s, f->run_text);
+            if (status == UFORM_STATUS_NOT_FOUND && owner != (unsigned)geteuid()) {
+                /* Not this user's and no run file to say whose: index 0 writes its run file just
+                 * after making the directory, so one still missing a grace later is not its. */
+                uint64_t now = uform__now_ns();
+                uint64_t grace_ns = (uint64_t)(uform__mesh_grace_seconds(s->timeout_seconds) * 1e9);
+                if (!foreign_until) foreign_until = now + grace_ns;
+                if (now >= foreign_until) return uform__mesh_refuse_existing(s, NULL);
+            }
             if (status == UFORM_STATUS_NOT_FOUND && uform__mesh_job_removed(s->job_fd)) {
                 close(s->job_fd);
                 s->job_fd = -1;

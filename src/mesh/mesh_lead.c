@@ -29,7 +29,7 @@ static uform_status_t refuse_existing(const uform__mesh_session_t *s) {
     int fd = -1;
     bool existed = false;
     char text[UFORM_MESH_FILE_MAX] = "";
-    if (uform__mesh_open_job(s->directory, s->job, false, &existed, &fd, s->verb) == UFORM_STATUS_OK && fd >= 0) {
+    if (uform__mesh_open_job(s->directory, s->job, false, &existed, &fd, NULL, s->verb) == UFORM_STATUS_OK && fd >= 0) {
         if (uform__mesh_read(fd, "run", text, s->verb) != UFORM_STATUS_OK) text[0] = 0;
         close(fd);
     }
@@ -202,7 +202,8 @@ static void lead_free(lead_t *l) {
 uform_status_t uform__mesh_lead(uform__mesh_session_t *s, const uform__mesh_facts_t *mine, const uint8_t *nccl_id,
                                 uform__mesh_roster_t *roster) {
     bool existed = false;
-    uform_status_t status = uform__mesh_open_job(s->directory, s->job, true, &existed, &s->job_fd, s->verb);
+    unsigned owner = 0;
+    uform_status_t status = uform__mesh_open_job(s->directory, s->job, true, &existed, &s->job_fd, &owner, s->verb);
     if (status != UFORM_STATUS_OK) return status;
     if (existed) return refuse_existing(s);
 
@@ -224,7 +225,11 @@ uform_status_t uform__mesh_lead(uform__mesh_session_t *s, const uform__mesh_fact
     char text[UFORM_MESH_FILE_MAX], holder[UFORM_MESH_FILE_MAX], where[UFORM_MESH_PATH_MAX];
     uform__mesh_format_facts(text, "run", s->nonce, mine);
     size_t length = strlen(text);
-    snprintf(text + length, sizeof text - length, "timeout_ms=%llu\n", (unsigned long long)(s->timeout_seconds * 1e3));
+    /* And the job directory's owner: this process made it (mkdirat succeeded), so whoever the file
+     * system says owns it (on NFS with root_squash or all_squash, nobody, not this euid) is the
+     * owner a follower must find, or the directory is not this index 0's. */
+    snprintf(text + length, sizeof text - length, "timeout_ms=%llu\nowner=%u\n",
+             (unsigned long long)(s->timeout_seconds * 1e3), owner);
     bool taken = false;
     status = uform__mesh_write_new(s->job_fd, "run", text, &taken, holder, s->verb);
     if (status == UFORM_STATUS_OK && taken) {

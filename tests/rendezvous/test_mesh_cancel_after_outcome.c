@@ -20,7 +20,7 @@ static uform_status_t cancelled_follower(const char *job, bool decided, char *me
                                .timeout_seconds = 1,
                                .cancel = &cancel,
                                .job_fd = -1};
-    CHECK_OK(uform__mesh_open_job(mesh_directory, job, true, &existed, &s.job_fd, "test"));
+    CHECK_OK(uform__mesh_open_job(mesh_directory, job, true, &existed, &s.job_fd, NULL, "test"));
     CHECK(!existed && s.job_fd >= 0);
     s.deadline_ns = uform__now_ns() + 1000000000u;
     uform__mesh_make_nonce(s.nonce);

@@ -238,15 +238,22 @@ int main(void) {
     snprintf(other, sizeof other, "%s/run-only/facts.1", mesh_directory);
     CHECK(access(other, F_OK) != 0); /* it took its facts back */
 
-    /* A job directory owned by another user (only root can make one here). */
+    /* A job directory owned by another user, there before the run (only root can make one
+     * here). */
     if (geteuid() == 0) {
         snprintf(path, sizeof path, "%s/foreign", mesh_directory);
         CHECK(mkdir(path, 0700) == 0);
         CHECK(chown(path, 1, 1) == 0);
         members_fill(members, 2, "foreign", 1, 2);
         run(2);
+        /* Not index 0's (it found the directory there): every process answers its refusal. */
+        CHECK_STATUS(members[0].status, UFORM_STATUS_INVALID_ARGUMENT);
+        CHECK_MESSAGE(members[0], "exists already");
         CHECK_STATUS(members[1].status, UFORM_STATUS_INVALID_ARGUMENT);
-        CHECK_MESSAGE(members[1], "belongs to user 1");
+        CHECK(!strcmp(members[1].message, members[0].message));
+        char left[1024];
+        job_left("foreign", left, sizeof left);
+        CHECK(!strcmp(left, "")); /* nothing written into it */
     } else {
         printf("not root: the foreign-owner case needs a directory of another user; skipped\n");
     }
