@@ -49,7 +49,8 @@ static bool owner_is_recorded(const follower_t *f, unsigned owner) {
 /* Opens the job directory and reads its run file, waiting for index 0 to make them. A directory
  * removed under this process (an earlier run of the same name ending) is opened again: a new
  * one of that name is this run's. An I/O error opening or reading them is asked again until the
- * deadline (on NFS it may pass): until it has the run file this process knows no run to tell. */
+ * deadline (on NFS it may pass): until it has the run file this process knows no run to tell.
+ * The directory must be its index 0's (owner_is_recorded). */
 static uform_status_t read_run(follower_t *f) {
     uform__mesh_session_t *s = f->s;
     uint64_t step = 0, foreign_until = 0;
@@ -79,6 +80,7 @@ static uform_status_t read_run(follower_t *f) {
             if (status == UFORM_STATUS_NOT_FOUND && uform__mesh_job_removed(s->job_fd)) {
                 close(s->job_fd);
                 s->job_fd = -1;
+                foreign_until = 0; /* a new directory of that name is judged afresh */
             }
         }
         if (status == UFORM_STATUS_IO_ERROR) snprintf(failure, sizeof failure, "%s", uform_last_error());
