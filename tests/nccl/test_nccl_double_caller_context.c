@@ -11,41 +11,26 @@
 static cuda_double_t cu;
 static uform_executor_t *executor;
 
-static uform_cuContext current(void) {
-    uform_cuContext context = (uform_cuContext)(uintptr_t)1;
-    CHECK_CU(cu.cuCtxGetCurrent(&context), UFORM_CUDA_SUCCESS);
-    return context;
-}
-
-#define CHECK_CURRENT(expected, what)                                                                      \
-    do {                                                                                                   \
-        uform_cuContext current_ = current(), expected_ = (expected);                                      \
-        uform_test_checks_++;                                                                              \
-        if (current_ != expected_)                                                                         \
-            TEST_FAIL_("after %s the thread's current context is %p, expected %p", what, (void *)current_, \
-                       (void *)expected_);                                                                 \
-    } while (0)
-
 static void mesh_keeps(uform_cuContext mine) {
     CHECK_CU(cu.cuCtxSetCurrent(mine), UFORM_CUDA_SUCCESS);
     uform_mesh_t *mesh = NULL;
     CHECK_OK(uform_mesh_bootstrap(executor, NULL, &mesh));
-    CHECK_CURRENT(mine, "uform_mesh_bootstrap");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_mesh_bootstrap");
     uform_mesh_description_t description;
     CHECK_OK(uform_mesh_describe(mesh, &description));
-    CHECK_CURRENT(mine, "uform_mesh_describe");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_mesh_describe");
     void *communicator = NULL;
     for (size_t d = 0; d < 2; d++) {
         CHECK_OK(uform_mesh_communicator(mesh, d, &communicator));
-        CHECK_CURRENT(mine, "uform_mesh_communicator");
+        CHECK_CURRENT_CONTEXT(&cu, mine, "uform_mesh_communicator");
     }
     uform_mesh_free(mesh);
-    CHECK_CURRENT(mine, "uform_mesh_free");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_mesh_free");
 }
 
 static void *on_a_thread(void *unused) {
     (void)unused;
-    CHECK_CURRENT(NULL, "starting a thread");
+    CHECK_CURRENT_CONTEXT(&cu, NULL, "starting a thread");
     mesh_keeps(NULL);
     uform_cuContext other = NULL;
     CHECK_CU(cu.cuDevicePrimaryCtxRetain(&other, 1), UFORM_CUDA_SUCCESS);

@@ -12,48 +12,33 @@
 static cuda_double_t cu;
 static uform_executor_t *executor;
 
-static uform_cuContext current(void) {
-    uform_cuContext context = (uform_cuContext)(uintptr_t)1;
-    CHECK_CU(cu.cuCtxGetCurrent(&context), UFORM_CUDA_SUCCESS);
-    return context;
-}
-
-#define CHECK_CURRENT(expected, what)                                                                      \
-    do {                                                                                                   \
-        uform_cuContext current_ = current(), expected_ = (expected);                                      \
-        uform_test_checks_++;                                                                              \
-        if (current_ != expected_)                                                                         \
-            TEST_FAIL_("after %s the thread's current context is %p, expected %p", what, (void *)current_, \
-                       (void *)expected_);                                                                 \
-    } while (0)
-
 static void check_keeps(uform_cuContext mine) {
     CHECK_CU(cu.cuCtxSetCurrent(mine), UFORM_CUDA_SUCCESS);
     uint8_t id[UFORM_NCCL_UNIQUE_ID_BYTES];
     CHECK_OK(uform__nccl_unique_id(id));
     uform__nccl_communicators_t communicators;
     CHECK_OK(uform__nccl_communicators_create(executor, id, 0, 2, &communicators));
-    CHECK_CURRENT(mine, "uform__nccl_communicators_create");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform__nccl_communicators_create");
     CHECK_OK(uform__nccl_all_reduce_check(executor, &communicators));
-    CHECK_CURRENT(mine, "uform__nccl_all_reduce_check");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform__nccl_all_reduce_check");
     uform__nccl_communicators_destroy(&communicators);
-    CHECK_CURRENT(mine, "uform__nccl_communicators_destroy");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform__nccl_communicators_destroy");
 
     uform_mesh_t *mesh = NULL;
     CHECK_OK(uform_mesh_bootstrap(executor, NULL, &mesh));
-    CHECK_CURRENT(mine, "uform_mesh_bootstrap");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_mesh_bootstrap");
     void *handles[2] = {NULL, NULL};
     for (size_t d = 0; d < 2; d++) CHECK_OK(uform_mesh_communicator(mesh, d, &handles[d]));
     uform__nccl_communicators_t view = {2, handles};
     CHECK_OK(uform__nccl_all_reduce_check(executor, &view));
-    CHECK_CURRENT(mine, "uform__nccl_all_reduce_check after uform_mesh_bootstrap");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform__nccl_all_reduce_check after uform_mesh_bootstrap");
     uform_mesh_free(mesh);
-    CHECK_CURRENT(mine, "uform_mesh_free");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_mesh_free");
 }
 
 static void *on_a_thread(void *unused) {
     (void)unused;
-    CHECK_CURRENT(NULL, "starting a thread");
+    CHECK_CURRENT_CONTEXT(&cu, NULL, "starting a thread");
     check_keeps(NULL);
     for (int device = 0; device < 2; device++) {
         uform_cuContext other = NULL;
@@ -73,6 +58,6 @@ int main(void) {
     CHECK(pthread_create(&thread, NULL, on_a_thread, NULL) == 0);
     CHECK(pthread_join(thread, NULL) == 0);
     CHECK_OK(uform_executor_free(executor));
-    CHECK_CURRENT(NULL, "uform_executor_free (the main thread made nothing current)");
+    CHECK_CURRENT_CONTEXT(&cu, NULL, "uform_executor_free (the main thread made nothing current)");
     TEST_DONE();
 }

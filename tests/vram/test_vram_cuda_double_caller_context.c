@@ -15,57 +15,41 @@ static cuda_double_t cu;
 
 enum { BYTES = 3 * 65536 + 100 }; /* several staging chunks (UFORM_STAGING_CHUNK_BYTES below) */
 
-static uform_cuContext current(void) {
-    uform_cuContext context = (uform_cuContext)(uintptr_t)1; /* a value the double never answers */
-    CHECK_CU(cu.cuCtxGetCurrent(&context), UFORM_CUDA_SUCCESS);
-    return context;
-}
-
-/* The calling thread's current context must still be `expected` after `what`. */
-#define CHECK_CURRENT(expected, what)                                                              \
-    do {                                                                                           \
-        uform_cuContext current_ = current(), expected_ = (expected);                              \
-        uform_test_checks_++;                                                                      \
-        if (current_ != expected_)                                                                 \
-            TEST_FAIL_("after %s the calling thread's current context is %p, expected %p (%s)", what, \
-                       (void *)current_, (void *)expected_, expected_ ? "the caller's" : "none");  \
-    } while (0)
-
 /* A device function growing its scratch and its staging twice each (a second growth waits for
  * the stream and frees the first buffer): its device's context stays current throughout. */
 static uform_status_t grow_buffers(void *context, const uform_device_slot_t *slot) {
     uform_executor_t *executor = context;
-    CHECK(current() == (uform_cuContext)slot->native_context);
+    CHECK(vram_current_context(&cu) == (uform_cuContext)slot->native_context);
     void *scratch = NULL;
     CHECK_OK(uform_executor_device_scratch(executor, slot->device, 1u << 20, &scratch));
-    CHECK(current() == (uform_cuContext)slot->native_context);
+    CHECK(vram_current_context(&cu) == (uform_cuContext)slot->native_context);
     CHECK_OK(uform_executor_device_scratch(executor, slot->device, 4u << 20, &scratch));
-    CHECK(current() == (uform_cuContext)slot->native_context);
+    CHECK(vram_current_context(&cu) == (uform_cuContext)slot->native_context);
     void *staging = NULL;
     CHECK_OK(uform_executor_staging(executor, slot->device, 1u << 20, &staging));
     CHECK_OK(uform_executor_staging(executor, slot->device, 4u << 20, &staging));
-    CHECK(current() == (uform_cuContext)slot->native_context);
+    CHECK(vram_current_context(&cu) == (uform_cuContext)slot->native_context);
     return UFORM_STATUS_OK;
 }
 
 /* Every verb that runs on the calling thread, with `mine` current on it. */
 static void verbs_keep(uform_cuContext mine) {
     CHECK_CU(cu.cuCtxSetCurrent(mine), UFORM_CUDA_SUCCESS);
-    CHECK_CURRENT(mine, "cuCtxSetCurrent");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "cuCtxSetCurrent");
 
     uform_executor_t *executor = vram_executor(NULL, 0, 0);
     CHECK_EQ_INT(uform_executor_devices(executor), 2);
-    CHECK_CURRENT(mine, "uform_executor_for_vram");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_executor_for_vram");
 
     /* An arena made and freed while the executor lives: device memory on both devices. */
     uform_arena_t *arena = NULL;
     CHECK_OK(uform_arena_new_in(executor, 1u << 20, &arena));
-    CHECK_CURRENT(mine, "uform_arena_new_in");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_arena_new_in");
     uform_arena_free(arena);
-    CHECK_CURRENT(mine, "uform_arena_free");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_arena_free");
     /* One that outlives uform_executor_free below, so that its free closes the executor. */
     CHECK_OK(uform_arena_new_in(executor, 1u << 20, &arena));
-    CHECK_CURRENT(mine, "uform_arena_new_in");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_arena_new_in");
     void *on_zero = NULL, *on_one = NULL;
     CHECK_OK(uform_arena_allocate(arena, BYTES, 256, &on_zero));
     CHECK_OK(uform_arena_device_pointer(arena, 1, on_zero, &on_one));
@@ -76,16 +60,16 @@ static void verbs_keep(uform_cuContext mine) {
     fill(host, BYTES, 7);
     memset(back, 0, BYTES);
     CHECK_OK(uform_executor_copy_to_device(executor, NULL, 1, on_one, host, BYTES));
-    CHECK_CURRENT(mine, "uform_executor_copy_to_device (device 1)");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_executor_copy_to_device (device 1)");
     CHECK_OK(uform_executor_copy_to_host(executor, NULL, back, 1, on_one, BYTES));
-    CHECK_CURRENT(mine, "uform_executor_copy_to_host (device 1)");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_executor_copy_to_host (device 1)");
     CHECK_EQ_INT(first_mismatch(back, BYTES, 7), BYTES);
     /* And with device 0, whose context may be the caller's own. */
     CHECK_OK(uform_executor_copy_to_device(executor, NULL, 0, on_zero, host, BYTES));
-    CHECK_CURRENT(mine, "uform_executor_copy_to_device (device 0)");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_executor_copy_to_device (device 0)");
 
     CHECK_OK(uform_executor_drain(executor, UFORM_MOOD_PARKED));
-    CHECK_CURRENT(mine, "uform_executor_drain");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_executor_drain");
 
     /* A device function runs with its device's context current (and may leave it so on the
      * thread that ran it, as vram.h says): the caller sets its own again after one. */
@@ -94,11 +78,11 @@ static void verbs_keep(uform_cuContext mine) {
 
     /* uform_executor_free drains, and leaves the executor to its last arena. */
     CHECK_OK(uform_executor_free(executor));
-    CHECK_CURRENT(mine, "uform_executor_free");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_executor_free");
     /* The last arena's free closes the executor: its scratch and staging freed on both devices
      * (device and pinned frees), then the streams, events and contexts. */
     uform_arena_free(arena);
-    CHECK_CURRENT(mine, "uform_arena_free closing the executor");
+    CHECK_CURRENT_CONTEXT(&cu, mine, "uform_arena_free closing the executor");
     free(host);
     free(back);
 }
@@ -106,7 +90,7 @@ static void verbs_keep(uform_cuContext mine) {
 int main(void) {
     setenv("UFORM_STAGING_CHUNK_BYTES", "65536", 1);
     cu = vram_double_open(config);
-    CHECK_CURRENT(NULL, "loading the double"); /* a new thread has none */
+    CHECK_CURRENT_CONTEXT(&cu, NULL, "loading the double"); /* a new thread has none */
 
     /* No context current: none after each verb either. */
     verbs_keep(NULL);

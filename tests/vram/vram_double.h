@@ -42,6 +42,24 @@ static inline size_t vram_device_used(const cuda_double_t *cu, int device) {
 }
 
 /** A pattern byte for offset `i` of buffer `seed`: a copy that drops or shifts a byte fails. */
+/** The calling thread's current context, as the double answers it. */
+static inline uform_cuContext vram_current_context(const cuda_double_t *cu) {
+    uform_cuContext context = (uform_cuContext)(uintptr_t)1; /* a value the double never answers */
+    CHECK_CU(cu->cuCtxGetCurrent(&context), UFORM_CUDA_SUCCESS);
+    return context;
+}
+
+/* The calling thread's current context must still be `expected` after `what` (the caller's
+ * context is the caller's: uform gives it back as it found it). */
+#define CHECK_CURRENT_CONTEXT(cu, expected, what)                                                  \
+    do {                                                                                           \
+        uform_cuContext current_ = vram_current_context(cu), expected_ = (expected);               \
+        uform_test_checks_++;                                                                      \
+        if (current_ != expected_)                                                                 \
+            TEST_FAIL_("after %s the calling thread's current context is %p, expected %p (%s)", what, \
+                       (void *)current_, (void *)expected_, expected_ ? "the caller's" : "none");  \
+    } while (0)
+
 static inline unsigned char pattern(size_t i, unsigned seed) { return (unsigned char)((i * 2654435761u) >> 13 ^ seed); }
 
 static inline void fill(unsigned char *buffer, size_t bytes, unsigned seed) {
