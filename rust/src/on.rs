@@ -173,8 +173,8 @@ impl<P: Fn(usize, usize) + Sync> On<'_, Now, P> {
         self.run(n, task, submit_for_n::<F>)
     }
 
-    /// As [`On::for_n`], but threads take tasks one at a time from a shared counter, for tasks
-    /// of uneven cost.
+    /// As [`On::for_n`], for tasks of uneven cost: each thread takes the tasks of its part one
+    /// at a time, then takes tasks nobody has started from the back of the others' parts.
     ///
     /// Calls `uform_executor_for_n_dynamic`.
     ///

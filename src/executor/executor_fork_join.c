@@ -5,8 +5,8 @@
  *
  * What grows with the thread count is kept off shared lines: each worker finishes by a store to
  * its own line (no shared counter every worker increments), the static split is computed once
- * per call (no division per share), and a dynamic job hands each thread its first task without
- * touching the shared counter.
+ * per call (no division per share), and a dynamic job gives each thread a block of its own to
+ * take tasks from, on its own line, with no counter shared by all (see run_dynamic).
  *
  * Every wait spins first (pause, and yield when the cores are shared) and then sleeps on a
  * futex, so a preempted thread never leaves others spinning without end; in the SPINNING mood
@@ -25,14 +25,16 @@ typedef struct share_env_t {
     const uform__job_t *job;
     size_t threads;
     _Atomic uint32_t *failure;
-    _Atomic size_t *dynamic_next;
+    uform__worker_t *workers; /* their dynamic blocks; NULL inline (one thread: no blocks) */
+    uint64_t generation;      /* the call's, which tags the dynamic blocks it fills in */
     uform__progress_state_t *progress;
     const uform_executor_t *executor; /* NULL inline: nobody to notice fork() for */
     char *failure_message; /* UFORM_FAILURE_MESSAGE_ bytes: the first failing callback's words */
 } share_env_t;
 
+/** Where thread `thread`'s part of the static split of tasks [first, n) begins. */
 static inline size_t split_begin(const uform__job_t *job, size_t thread) {
-    return thread * job->quotient + (thread < job->remainder ? thread : job->remainder);
+    return job->first + thread * job->quotient + (thread < job->remainder ? thread : job->remainder);
 }
 
 static bool record_failure(_Atomic uint32_t *failure, uform_status_t status) {
@@ -123,30 +125,57 @@ static inline bool run_task(const share_env_t *env, size_t i, size_t thread, siz
     return true;
 }
 
-/** The next task of a dynamic job, or SIZE_MAX when none is left; `previous` is the task this
- *  thread ran last. */
-static inline size_t claim_dynamic(const share_env_t *env, size_t previous) {
-    const uform__job_t *job = env->job;
-    if (!job->saturating) {
-        /* Near the end (fewer tasks left than threads, as far as this thread knows), a read
-         * first: the claims past the end, one per thread, then leave the counter's line shared
-         * instead of each taking it exclusive in turn. Not before: while the line moves between
-         * threads on every claim, a read ahead of the fetch_add fetches it twice per claim
-         * (measured on the N-body shape at 16 bodies: 0.81-1.09x ForkUnion's time with the read
-         * on every claim, 0.96-1.12x without; bench/RESULTS.md). */
-        if (previous + env->threads >= job->n &&
-            atomic_load_explicit(env->dynamic_next, memory_order_relaxed) >= job->n)
-            return SIZE_MAX;
-        size_t i = atomic_fetch_add_explicit(env->dynamic_next, 1, memory_order_relaxed);
-        return i < job->n ? i : SIZE_MAX;
-    }
-    /* Near SIZE_MAX every thread's one claim past the end could wrap the counter to 0. */
-    size_t i = atomic_load_explicit(env->dynamic_next, memory_order_relaxed);
-    while (i < job->n)
-        if (atomic_compare_exchange_weak_explicit(env->dynamic_next, &i, i + 1, memory_order_relaxed,
+/** Takes one of a block's `left` tasks; false when none is left. A bounded CAS, not a
+ *  fetch_sub: `left` never goes below 0, so a thief that finds it empty leaves it as it is. */
+static inline bool take_one(_Atomic size_t *left) {
+    size_t tasks = atomic_load_explicit(left, memory_order_relaxed);
+    while (tasks)
+        if (atomic_compare_exchange_weak_explicit(left, &tasks, tasks - 1, memory_order_relaxed,
                                                   memory_order_relaxed))
-            return i;
-    return SIZE_MAX;
+            return true;
+    return false;
+}
+
+/** A dynamic job's share: thread `thread` runs its part of the static split front to back,
+ *  then takes the tasks nobody has taken yet from the back of the other threads' parts, one at
+ *  a time (pthreadpool's scheme). Each part is a block on its runner's line: its runner's
+ *  claims stay in its own cache, and a line moves between threads only when one has run out
+ *  and takes another's tasks. A counter shared by all moved its line on every claim: at 16
+ *  tasks on 2 threads of the AMD guest, the dynamic split cost 2.5x the static one that way
+ *  (bench/RESULTS.md). Every task runs exactly once, for any n up to SIZE_MAX: a task is
+ *  taken by decrementing `left` above 0, the runner's from the front and the others' from
+ *  `back`, so the two ends never meet and nothing counts past n. */
+static void run_dynamic(const share_env_t *env, size_t thread, size_t *finished, unsigned serial) {
+    const uform__job_t *job = env->job;
+    size_t begin = split_begin(job, thread), end = split_begin(job, thread + 1);
+    if (!env->workers) { /* inline: one thread, nobody to take from or give to */
+        for (size_t i = begin; i < end; i++)
+            if (!run_task(env, i, thread, finished, serial, i == begin)) return;
+        return;
+    }
+    if (begin < end) {
+        uform__block_t *own = &env->workers[thread].block;
+        /* The first task is not in the block: nobody else may take it, so every slot with
+         * tasks runs one (executor.h: a barrier between tasks of different slots ends). */
+        atomic_store_explicit(&own->left, end - begin - 1, memory_order_relaxed);
+        atomic_store_explicit(&own->back, end, memory_order_relaxed);
+        atomic_store_explicit(&own->generation, env->generation, memory_order_release);
+        if (!run_task(env, begin, thread, finished, serial, true)) return;
+        for (size_t i = begin + 1; take_one(&own->left); i++)
+            if (!run_task(env, i, thread, finished, serial, false)) return;
+    }
+    /* A block still tagged with an older call has not been filled in yet: its runner is late,
+     * and runs it all (or the forking thread steals that share, steal_unclaimed). No newer call
+     * can tag it meanwhile: this thread is part of this call, which ends only after it. */
+    for (size_t step = 1; step < env->threads; step++) {
+        size_t other = thread + step < env->threads ? thread + step : thread + step - env->threads;
+        uform__block_t *block = &env->workers[other].block;
+        if (atomic_load_explicit(&block->generation, memory_order_acquire) != env->generation) continue;
+        while (take_one(&block->left)) {
+            size_t i = atomic_fetch_sub_explicit(&block->back, 1, memory_order_relaxed) - 1;
+            if (!run_task(env, i, thread, finished, serial, false)) return;
+        }
+    }
 }
 
 /** Runs thread `thread`'s share of the job. */
@@ -161,15 +190,7 @@ static void run_share(const share_env_t *env, size_t thread) {
             if (!run_task(env, i, thread, &finished, serial, i == begin)) break;
         break;
     }
-    case UFORM_JOB_FOR_N_DYNAMIC: {
-        /* Each thread's first task is its own (first + thread): the shared counter starts past
-         * them, so nobody touches it before running something. */
-        if (thread < job->n - job->first && !run_task(env, job->first + thread, thread, &finished, serial, true))
-            break;
-        for (size_t i = job->first + thread; (i = claim_dynamic(env, i)) != SIZE_MAX;)
-            if (!run_task(env, i, thread, &finished, serial, false)) break;
-        break;
-    }
+    case UFORM_JOB_FOR_N_DYNAMIC: run_dynamic(env, thread, &finished, serial); break;
     case UFORM_JOB_BODY: break; /* never forked: uform__run_job runs its body on thread 0 */
     case UFORM_JOB_FOR_THREADS: {
         if (!may_begin(env)) break; /* a stolen or late share of a failed or forked call */
@@ -200,9 +221,8 @@ static void run_share(const share_env_t *env, size_t thread) {
 
 /** Fills in what the shares need and every caller of run_share computes the same way. */
 static void prepare_job(uform__job_t *job, size_t threads) {
-    job->quotient = job->n / threads;
-    job->remainder = job->n % threads;
-    job->saturating = job->kind == UFORM_JOB_FOR_N_DYNAMIC && job->n > SIZE_MAX - 2 * threads;
+    job->quotient = (job->n - job->first) / threads;
+    job->remainder = (job->n - job->first) % threads;
 }
 
 /** A call's end once every share is done: a cancelled call's last progress report says what
@@ -233,13 +253,12 @@ uform_status_t uform__run_inline(const uform_executor_t *executor_or_null, const
     uform__job_t job = *job_in;
     prepare_job(&job, 1);
     _Atomic uint32_t failure = UFORM_STATUS_OK;
-    _Atomic size_t next = job.first + 1;
     uform__progress_state_t progress = {0, 0};
     char message[UFORM_FAILURE_MESSAGE_];
     message[0] = 0; /* not the whole buffer: this runs on every inline call */
     /* With an executor, a callback that fork()s stops the call in the child (FORKED), as on the
      * forked path: a 1-thread executor and single-task calls come here. */
-    share_env_t env = {&job, 1, &failure, &next, &progress, executor_or_null, message};
+    share_env_t env = {&job, 1, &failure, NULL, 0, &progress, executor_or_null, message};
     run_share(&env, 0);
     return finish_call(&job, &progress, (uform_status_t)atomic_load(&failure), message);
 }
@@ -383,8 +402,8 @@ static uform_status_t join_workers(uform_executor_t *executor, const share_env_t
     }
 }
 
-/** Whether the published job already is this call's: every field a caller sets (the split and
- *  `saturating` follow from them and the executor's fixed thread count). */
+/** Whether the published job already is this call's: every field a caller sets (the split
+ *  follows from them and the executor's fixed thread count). */
 static bool same_job(const uform__job_t *a, const uform__job_t *b) {
     return a->kind == b->kind && a->n == b->n && a->first == b->first && a->function == b->function &&
            a->context == b->context && a->progress == b->progress && a->progress_context == b->progress_context &&
@@ -455,15 +474,11 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
         atomic_store_explicit(&executor->failure, UFORM_STATUS_OK, memory_order_relaxed);
         executor->failure_message[0] = 0;
     }
-    if (job->kind == UFORM_JOB_FOR_N_DYNAMIC) {
-        size_t own = job->n - job->first < threads ? job->n - job->first : threads;
-        atomic_store_explicit(&executor->dynamic_next, job->first + own, memory_order_relaxed);
-    }
     if (job->progress) atomic_store_explicit(&executor->progress.reported, 0, memory_order_relaxed);
     uint64_t generation = atomic_fetch_add(&executor->generation, 1) + 1; /* publishes the job (seq_cst) */
 
-    share_env_t env = {&executor->job, threads, &executor->failure, &executor->dynamic_next, &executor->progress,
-                       executor, executor->failure_message};
+    share_env_t env = {&executor->job,      threads,  &executor->failure,         executor->workers, generation,
+                       &executor->progress, executor, executor->failure_message};
     /* Woken at once, before share 0 runs: tasks of one call may wait for each other, so every
      * share with work needs a thread of its own that is awake. */
     bool asleep = atomic_load(&executor->sleepers) != 0;
@@ -488,8 +503,8 @@ void *uform__worker_main(void *argument) {
     uform_executor_t *executor = worker->executor;
     uform__membership_t membership;
     uform__membership_push(&membership, executor);
-    share_env_t env = {&executor->job, executor->threads, &executor->failure, &executor->dynamic_next,
-                       &executor->progress, executor, executor->failure_message};
+    share_env_t env = {&executor->job,      executor->threads, &executor->failure,         executor->workers, 0,
+                       &executor->progress, executor,          executor->failure_message};
     /* Workers start before the executor is returned, so no job precedes generation 0. */
     uint64_t seen = 0;
     for (;;) {
@@ -507,6 +522,7 @@ void *uform__worker_main(void *argument) {
          * under TSan (a read of `job.context` here is reported there). */
         __builtin_prefetch(atomic_load_explicit(&executor->context_hint, memory_order_relaxed));
         if (!uform__claim_share(&worker->claimed, seen)) continue; /* the forking thread ran it meanwhile */
+        env.generation = seen;
         run_share(&env, worker->index);
         /* A callback fork()ed and this is the child: no caller waits for this thread here, and
          * nothing of the parent's runs. End the child, as documented, instead of idling forever. */

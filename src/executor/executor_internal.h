@@ -22,6 +22,16 @@
 #define UFORM_LINE_ 128
 #define UFORM_FAILURE_MESSAGE_ 256
 
+/** A dynamic job's block of one slot's tasks (run_dynamic in executor_fork_join.c): whoever runs
+ *  the slot's share takes them from the front, the others, once their own ran out, from `back`.
+ *  `left` counts the tasks nobody has taken; `generation` names the call they describe, and is
+ *  stored after them. */
+typedef struct uform__block_t {
+    _Atomic size_t left;
+    _Atomic size_t back;
+    _Atomic uint64_t generation;
+} uform__block_t;
+
 typedef struct uform__worker_t {
     /* The generation whose share was taken, by the worker or by the forking thread stealing it
      * from a worker that is asleep or preempted. */
@@ -42,6 +52,9 @@ typedef struct uform__worker_t {
     bool reserved; /* `cpu` is counted in the process-wide placement (executor_placement.c) */
     void *scratch; /* grown to the high-water mark */
     size_t scratch_bytes;
+    /* On a line of its own: its runner takes from it on every task of a dynamic job, and that
+     * must not move the line the joiner watches `done` on. */
+    alignas(UFORM_LINE_) uform__block_t block;
 } uform__worker_t;
 
 /** A deferred call's state: the leader moves QUEUED to RUNNING when it takes the call, a cancel
@@ -105,7 +118,6 @@ struct uform_executor_t {
      * wakes it. Read by every worker once per share, written only when the joiner sleeps. */
     alignas(UFORM_LINE_) _Atomic uint32_t joiner_sleeping;
     _Atomic uint32_t join_word;
-    alignas(UFORM_LINE_) _Atomic size_t dynamic_next; /* touched only by dynamic jobs */
     alignas(UFORM_LINE_) _Atomic uint32_t failure;   /* first non-OK status; written only on failure */
     char failure_message[UFORM_FAILURE_MESSAGE_];     /* its callback's words; written by the first failure */
     alignas(UFORM_LINE_) uform__progress_state_t progress;

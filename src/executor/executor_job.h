@@ -28,9 +28,6 @@ typedef struct uform__job_t {
     /* What the threads read on every call comes first, within one 128-byte line (x86 fetches
      * lines in pairs): a job that spills past it costs every call a second line. */
     uform__job_kind_t kind;
-    /* Dynamic jobs whose counter could pass SIZE_MAX (n within 2 x threads of it) claim with a
-     * bounded CAS instead of fetch_add, so the counter never wraps onto task 0. */
-    bool saturating;
     size_t n;
     size_t first; /* dynamic jobs run tasks [first, n): 0 for the public verbs, a seam for tests */
     void *function; /* uform_task_t or uform_slice_t, by kind */

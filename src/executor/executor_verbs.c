@@ -81,7 +81,6 @@ static inline void job_init(uform__job_t *job, uform__job_kind_t kind, size_t n,
     _Static_assert(sizeof(uform__job_t) == offsetof(uform__job_t, n) + 16 * sizeof(size_t),
                    "a new job field: initialise it in job_init");
     job->kind = kind;
-    job->saturating = false;
     job->n = n;
     job->first = first;
     job->function = function;

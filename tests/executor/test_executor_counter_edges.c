@@ -1,6 +1,7 @@
 /* Counters at their edges never run a task twice.
- * - A dynamic parallel-for near SIZE_MAX: every thread claims once past the end, so a plain
- *   fetch_add counter could wrap to 0 and run task 0 again. Reached through the internal
+ * - A dynamic parallel-for near SIZE_MAX: every thread tries to take a task once past the end
+ *   of each part it looks at, and indices near SIZE_MAX must neither wrap to 0 (running task 0
+ *   again) nor be split wrongly among the threads' parts. Reached through the internal
  *   uform__test_for_n_dynamic_from (the same job a public for_n_dynamic runs, starting at
  *   `first` instead of 0), since 2^64 real tasks are out of reach.
  * - Share claims compare generations: a worker preempted for 2^31 calls while the forking
@@ -48,7 +49,7 @@ int main(void) {
             dynamic_near(executor, SIZE_MAX - SPAN, SIZE_MAX);         /* the very end */
             dynamic_near(executor, SIZE_MAX - 3, SIZE_MAX);            /* fewer tasks than threads */
             dynamic_near(executor, SIZE_MAX - SPAN, SIZE_MAX - 1);     /* one short of the end */
-            dynamic_near(executor, SIZE_MAX / 2, SIZE_MAX / 2 + SPAN); /* far from it: fetch_add path */
+            dynamic_near(executor, SIZE_MAX / 2, SIZE_MAX / 2 + SPAN); /* far from it */
         }
         CHECK_STATUS(uform__test_for_n_dynamic_from(executor, 10, 5, count, &tally), UFORM_STATUS_INVALID_ARGUMENT);
         CHECK_OK(uform_executor_free(executor));
