@@ -14,7 +14,8 @@ c_enum! {
         /// Busy-poll and never sleep: the lowest latency, a core per worker.
         Spinning = 1 => "spinning",
         /// Spin for a short time budget (`UFORM_SPIN_MICROSECONDS`, 50 µs by default), then
-        /// sleep in the kernel, woken at once by the next call.
+        /// sleep in the kernel, woken at once by the next call. The caller joining a call spins
+        /// up to 20 times as long for its workers after short waits, unless the cores are shared.
         Parked = 2 => "parked",
     }
 }

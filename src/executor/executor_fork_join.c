@@ -282,16 +282,21 @@ uform_status_t uform__run_inline(const uform_executor_t *executor_or_null, const
 typedef enum core_use_t { CORE_ALONE, CORE_SHARED, CORE_OVERSUBSCRIBED } core_use_t;
 
 /** Spins until `(*word == value) == until_equal`, for at most `budget_ns` (unbounded while
- *  `mood_or_null` reads SPINNING); true if that happened, false when the budget ran out. */
+ *  `mood_or_null` reads SPINNING); true if that happened, false when the budget ran out. Where
+ *  `spun_ns_or_null` is given, it receives about how long the spin took (0 for under a
+ *  microsecond or so: the clock is read every 16 turns). */
 static bool spin_for(const _Atomic uint64_t *word, uint64_t value, bool until_equal, uint64_t budget_ns,
-                     core_use_t use, const _Atomic uint32_t *mood_or_null) {
+                     core_use_t use, const _Atomic uint32_t *mood_or_null, uint64_t *spun_ns_or_null) {
     uint64_t start = 0, next_yield = 0, gap = UFORM_YIELD_FIRST_GAP_NS;
     /* Oversubscribed, a spinner always competes with a thread that has work: yield on every
      * turn, and read the clock every turn since a yield may last a whole time slice. */
     bool every_turn = use == CORE_OVERSUBSCRIBED;
     unsigned clock_every = every_turn ? 1 : 16;
     for (unsigned spins = 1;; spins++) {
-        if ((atomic_load_explicit(word, memory_order_acquire) == value) == until_equal) return true;
+        if ((atomic_load_explicit(word, memory_order_acquire) == value) == until_equal) {
+            if (spun_ns_or_null) *spun_ns_or_null = start ? uform__now_ns() - start : 0;
+            return true;
+        }
         uform__cpu_relax();
         if (every_turn) uform__thread_yield();
         if (spins % clock_every) continue;
@@ -303,7 +308,10 @@ static bool spin_for(const _Atomic uint64_t *word, uint64_t value, bool until_eq
         }
         bool spinning_mood =
             mood_or_null && atomic_load_explicit(mood_or_null, memory_order_relaxed) == UFORM_MOOD_SPINNING;
-        if (!spinning_mood && now - start >= budget_ns) return false;
+        if (!spinning_mood && now - start >= budget_ns) {
+            if (spun_ns_or_null) *spun_ns_or_null = now - start;
+            return false;
+        }
         if (!every_turn && now >= next_yield) {
             uform__thread_yield();
             next_yield = uform__now_ns() + gap;
@@ -317,10 +325,37 @@ static inline core_use_t core_use(const uform_executor_t *executor) {
     return atomic_load_explicit(&executor->sharing, memory_order_relaxed) ? CORE_SHARED : CORE_ALONE;
 }
 
+/* A PARKED joiner waiting for a worker still running its share spins for a budget it learns
+ * from its waits before, up to UFORM_LEARNED_SPIN_MAX_FACTOR times UFORM_SPIN_MICROSECONDS (1 ms
+ * by default), before it sleeps. Waking a sleeping thread costs a scheduler's and on a VM a
+ * hypervisor's wake-up, hundreds of microseconds at times on the AMD guest: with the plain 50 us
+ * budget the static N-body split at 1024 bodies (1.2 ms steps, whose shares end up to 0.4 ms
+ * apart) took 1.27-1.34x as long PARKED as SPINNING (bench/RESULTS.md). The joiner spins only
+ * inside a call, so this costs no idle time. Only where the cores are the executor's own: a
+ * joiner that shares its core would spin on the time the worker needs. */
+/** Learns a spin budget from one wait: `spun_ns` spinning, then `slept_ns` asleep if it
+ *  `slept`. A sleep after a wait shorter than the cap would have cost less spun through, so the
+ *  next waits spin up to the cap; a longer wait means sleeping is right, and the next ones sleep
+ *  after the plain budget. Waits that spinning covered let the budget shrink back slowly (a
+ *  64th per wait, never under twice such a wait): waits that stay short keep it. */
+void uform__learn_spin(uint64_t *budget_ns, uint64_t plain_ns, uint64_t spun_ns, bool slept, uint64_t slept_ns) {
+    uint64_t cap = plain_ns * UFORM_LEARNED_SPIN_MAX_FACTOR, budget = *budget_ns, wanted;
+    if (slept)
+        wanted = spun_ns + slept_ns <= cap ? cap : plain_ns;
+    else
+        wanted = budget - budget / 64 > 2 * spun_ns ? budget - budget / 64 : 2 * spun_ns;
+    *budget_ns = wanted < plain_ns ? plain_ns : wanted > cap ? cap : wanted;
+}
+
+/* An idle worker waiting for the next call spins the plain budget only: what it spins for may
+ * never come, and a longer spin would be paid after every burst of calls (PARKED idle cost).
+ * With the joiner's learned spin (join_workers), the N-body static split at 1024 bodies came
+ * out 1.00-1.04x its SPINNING time PARKED, learning on the workers' side as well 1.00-1.06x
+ * (bench/RESULTS.md): nothing to gain there. */
 static void wait_for_job(uform_executor_t *executor, uint64_t seen) {
     for (;;) {
         if (spin_for(&executor->generation, seen, false, executor->spin_ns, core_use(executor),
-                     &executor->mood))
+                     &executor->mood, NULL))
             return;
         /* Dekker with the forking thread: it bumps `generation` then reads `sleepers`; we bump
          * `sleepers` then re-read `generation`. One of us sees the other. */
@@ -368,6 +403,7 @@ static bool forked(const uform_executor_t *executor) {
     return uform__forked_since(executor->fork_generation);
 }
 
+
 /** Waits until every worker's share of `generation` is done; FORKED in a fork()ed child. */
 static uform_status_t join_workers(uform_executor_t *executor, const share_env_t *env, uint64_t generation,
                                    bool stolen) {
@@ -378,9 +414,14 @@ static uform_status_t join_workers(uform_executor_t *executor, const share_env_t
             next++;
         if (next == threads) return UFORM_STATUS_OK;
         if (forked(executor)) return UFORM_STATUS_FORKED; /* a callback forked: this is the child */
-        uint64_t budget = stolen ? executor->spin_ns : UFORM_STEAL_AFTER_NS;
-        if (spin_for(&executor->workers[next].done, generation, true, budget, core_use(executor), NULL))
+        core_use_t use = core_use(executor);
+        bool learn = stolen && use == CORE_ALONE && executor->spin_ns;
+        uint64_t budget = !stolen ? UFORM_STEAL_AFTER_NS : learn ? executor->join_spin_ns : executor->spin_ns;
+        uint64_t spun = 0;
+        if (spin_for(&executor->workers[next].done, generation, true, budget, use, NULL, learn ? &spun : NULL)) {
+            if (learn) uform__learn_spin(&executor->join_spin_ns, executor->spin_ns, spun, false, 0);
             continue;
+        }
         if (!stolen) {
             steal_unclaimed(executor, env, generation);
             stolen = true;
@@ -397,8 +438,13 @@ static uform_status_t join_workers(uform_executor_t *executor, const share_env_t
          * to. */
         atomic_exchange(&executor->joiner_sleeping, 1);
         bool pending = atomic_load(&executor->workers[next].done) != generation;
-        if (pending) uform__futex_wait((const uint32_t *)&executor->join_word, word, -1);
+        uint64_t asleep_since = pending && learn ? uform__now_ns() : 0;
+        if (pending) {
+            atomic_fetch_add_explicit(&uform__test_joiner_sleeps, 1, memory_order_relaxed);
+            uform__futex_wait((const uint32_t *)&executor->join_word, word, -1);
+        }
         atomic_store(&executor->joiner_sleeping, 0);
+        if (asleep_since) uform__learn_spin(&executor->join_spin_ns, executor->spin_ns, spun, true, uform__now_ns() - asleep_since);
     }
 }
 
@@ -497,6 +543,7 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
 }
 
 void (*_Atomic uform__test_before_claim)(size_t worker); /* static storage: starts NULL */
+_Atomic size_t uform__test_joiner_sleeps;
 
 void *uform__worker_main(void *argument) {
     uform__worker_t *worker = argument;

@@ -94,6 +94,10 @@ struct uform_executor_t {
     uform__worker_t *workers; /* `threads` entries */
     size_t deferred_limit;
     int32_t slot0_cpu; /* the CPU left for thread 0 (the forking thread); moves with it */
+    /* How long a PARKED joiner spins for a worker still running before it sleeps, learned from
+     * its waits before (executor_fork_join.c). Like slot0_cpu, touched only by the thread that
+     * forks, one call at a time. */
+    uint64_t join_spin_ns;
     struct uform_executor_t *placement_next; /* the live executors, under the placement lock */
     bool placed;                             /* counted in the placement registry */
     /* A layer's operations and state (executor_layer.h); NULL for a plain RAM executor. */

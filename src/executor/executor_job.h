@@ -89,6 +89,12 @@ uform_status_t uform__run_job(uform_executor_t *executor, const uform__job_t *jo
  *  single task). With an executor, a callback's fork() stops it in the child with FORKED. */
 uform_status_t uform__run_inline(const uform_executor_t *executor_or_null, const uform__job_t *job);
 void *uform__worker_main(void *argument);
+/* A PARKED joiner's spin before it sleeps may grow up to this many times the plain budget
+ * (UFORM_SPIN_MICROSECONDS), learned from its waits: see uform__learn_spin. */
+#define UFORM_LEARNED_SPIN_MAX_FACTOR 20u
+/** Learns a spin budget (`*budget_ns`, between `plain_ns` and the factor above times it) from
+ *  one wait: `spun_ns` spinning, then `slept_ns` asleep if it `slept`. */
+void uform__learn_spin(uint64_t *budget_ns, uint64_t plain_ns, uint64_t spun_ns, bool slept, uint64_t slept_ns);
 /** Takes a worker's share of `generation` if nobody has; true for whoever got it. */
 bool uform__claim_share(_Atomic uint64_t *claimed, uint64_t generation);
 

@@ -219,6 +219,7 @@ uform_status_t uform__executor_create(const int32_t *memory_domains, size_t memo
         return status;
     }
     executor->slot0_cpu = executor->cpu_count ? executor->cpus[0] : -1;
+    executor->join_spin_ns = executor->spin_ns;
     *executor_out = executor;
     return UFORM_STATUS_OK;
 }

@@ -23,6 +23,9 @@ extern void (*_Atomic uform__test_before_leave)(void);
 /** Called by uform_deferred_cancel once it has moved a queued call to CANCELLED, before it
  *  finishes the handle, to widen the window in which the leader and the owner let go of it. */
 extern void (*_Atomic uform__test_after_cancel_claim)(void);
+/** How many times a joiner has gone to sleep waiting for a worker's share (a count, not a hook:
+ *  one relaxed add on the way to a futex wait). */
+extern _Atomic size_t uform__test_joiner_sleeps;
 /** A dynamic parallel-for over [first, n), to reach counter values near SIZE_MAX. */
 uform_status_t uform__test_for_n_dynamic_from(uform_executor_t *executor, size_t first, size_t n, uform_task_t task,
                                               void *context);
