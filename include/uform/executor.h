@@ -247,12 +247,13 @@ typedef struct uform_call_t {
 UFORM_API uform_status_t uform_executor_for_n(uform_executor_t *executor, const uform_call_t *call, size_t n,
                                               uform_task_t task, void *context);
 
-/** As uform_executor_for_n, for tasks of uneven cost: thread t takes the tasks of its part of the
- *  static split one at a time, front to back, then takes tasks nobody has started from the back
- *  of the other threads' parts, one at a time, until none is left. No thread waits while a task
- *  has not started, and balanced tasks cost about as much as the static split (no counter
- *  shared by every claim). Thread t's first task (the first of its part) is always its own.
- *  Every task runs exactly once, for any n up to SIZE_MAX. */
+/** As uform_executor_for_n, for tasks of uneven cost: thread t runs the first task of its part of
+ *  the static split, takes the rest of its part one at a time, front to back, then takes the
+ *  tasks not yet taken from the back of the other threads' parts, one at a time, until none is
+ *  left. So a task may wait for any other task of the call (another slot's first task needs that
+ *  slot, which is given an awake thread, as above), and balanced tasks cost about as much as the
+ *  static split (no counter shared by every claim). Every task runs exactly once, for any n up
+ *  to SIZE_MAX. */
 UFORM_API uform_status_t uform_executor_for_n_dynamic(uform_executor_t *executor, const uform_call_t *call,
                                                       size_t n, uform_task_t task, void *context);
 

@@ -26,7 +26,6 @@ typedef struct share_env_t {
     size_t threads;
     _Atomic uint32_t *failure;
     uform__worker_t *workers; /* their dynamic blocks; NULL inline (one thread: no blocks) */
-    uint64_t generation;      /* the call's, which tags the dynamic blocks it fills in */
     uform__progress_state_t *progress;
     const uform_executor_t *executor; /* NULL inline: nobody to notice fork() for */
     char *failure_message; /* UFORM_FAILURE_MESSAGE_ bytes: the first failing callback's words */
@@ -137,14 +136,17 @@ static inline bool take_one(_Atomic size_t *left) {
 }
 
 /** A dynamic job's share: thread `thread` runs its part of the static split front to back,
- *  then takes the tasks nobody has taken yet from the back of the other threads' parts, one at
- *  a time (pthreadpool's scheme). Each part is a block on its runner's line: its runner's
+ *  then takes the tasks nobody has started yet from the back of the other threads' parts, one
+ *  at a time (pthreadpool's scheme). Each part is a block on its runner's line: its runner's
  *  claims stay in its own cache, and a line moves between threads only when one has run out
  *  and takes another's tasks. A counter shared by all moved its line on every claim: at 16
  *  tasks on 2 threads of the AMD guest, the dynamic split cost 2.5x the static one that way
  *  (bench/RESULTS.md). Every task runs exactly once, for any n up to SIZE_MAX: a task is
  *  taken by decrementing `left` above 0, the runner's from the front and the others' from
- *  `back`, so the two ends never meet and nothing counts past n. */
+ *  `back`, so the two ends never meet and nothing counts past n. The forking thread fills in
+ *  every block before it publishes the call (fill_blocks), so no thread can find a block not
+ *  yet filled in and leave while its tasks wait: a late runner's tasks are taken by the others,
+ *  and a task may wait for any other task of the call, as with a shared counter. */
 static void run_dynamic(const share_env_t *env, size_t thread, size_t *finished, unsigned serial) {
     const uform__job_t *job = env->job;
     size_t begin = split_begin(job, thread), end = split_begin(job, thread + 1);
@@ -154,27 +156,33 @@ static void run_dynamic(const share_env_t *env, size_t thread, size_t *finished,
         return;
     }
     if (begin < end) {
-        uform__block_t *own = &env->workers[thread].block;
         /* The first task is not in the block: nobody else may take it, so every slot with
          * tasks runs one (executor.h: a barrier between tasks of different slots ends). */
-        atomic_store_explicit(&own->left, end - begin - 1, memory_order_relaxed);
-        atomic_store_explicit(&own->back, end, memory_order_relaxed);
-        atomic_store_explicit(&own->generation, env->generation, memory_order_release);
+        _Atomic size_t *left = &env->workers[thread].block.left;
         if (!run_task(env, begin, thread, finished, serial, true)) return;
-        for (size_t i = begin + 1; take_one(&own->left); i++)
+        for (size_t i = begin + 1; take_one(left); i++)
             if (!run_task(env, i, thread, finished, serial, false)) return;
     }
-    /* A block still tagged with an older call has not been filled in yet: its runner is late,
-     * and runs it all (or the forking thread steals that share, steal_unclaimed). No newer call
-     * can tag it meanwhile: this thread is part of this call, which ends only after it. */
     for (size_t step = 1; step < env->threads; step++) {
         size_t other = thread + step < env->threads ? thread + step : thread + step - env->threads;
         uform__block_t *block = &env->workers[other].block;
-        if (atomic_load_explicit(&block->generation, memory_order_acquire) != env->generation) continue;
         while (take_one(&block->left)) {
             size_t i = atomic_fetch_sub_explicit(&block->back, 1, memory_order_relaxed) - 1;
             if (!run_task(env, i, thread, finished, serial, false)) return;
         }
+    }
+}
+
+/** Fills in every thread's block for a dynamic job, before the call is published: the stores
+ *  are released by the generation's bump and acquired with it, so every thread of the call sees
+ *  them. No thread of the call before is still taking from them: that call ended only once
+ *  every share, stealing included, was done. */
+static void fill_blocks(uform_executor_t *executor, const uform__job_t *job) {
+    for (size_t t = 0; t < executor->threads; t++) {
+        size_t begin = split_begin(job, t), end = split_begin(job, t + 1);
+        uform__block_t *block = &executor->workers[t].block;
+        atomic_store_explicit(&block->left, end > begin ? end - begin - 1 : 0, memory_order_relaxed);
+        atomic_store_explicit(&block->back, end, memory_order_relaxed);
     }
 }
 
@@ -258,7 +266,7 @@ uform_status_t uform__run_inline(const uform_executor_t *executor_or_null, const
     message[0] = 0; /* not the whole buffer: this runs on every inline call */
     /* With an executor, a callback that fork()s stops the call in the child (FORKED), as on the
      * forked path: a 1-thread executor and single-task calls come here. */
-    share_env_t env = {&job, 1, &failure, NULL, 0, &progress, executor_or_null, message};
+    share_env_t env = {&job, 1, &failure, NULL, &progress, executor_or_null, message};
     run_share(&env, 0);
     return finish_call(&job, &progress, (uform_status_t)atomic_load(&failure), message);
 }
@@ -521,9 +529,10 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
         executor->failure_message[0] = 0;
     }
     if (job->progress) atomic_store_explicit(&executor->progress.reported, 0, memory_order_relaxed);
+    if (job->kind == UFORM_JOB_FOR_N_DYNAMIC) fill_blocks(executor, job);
     uint64_t generation = atomic_fetch_add(&executor->generation, 1) + 1; /* publishes the job (seq_cst) */
 
-    share_env_t env = {&executor->job,      threads,  &executor->failure,         executor->workers, generation,
+    share_env_t env = {&executor->job,      threads,  &executor->failure, executor->workers,
                        &executor->progress, executor, executor->failure_message};
     /* Woken at once, before share 0 runs: tasks of one call may wait for each other, so every
      * share with work needs a thread of its own that is awake. */
@@ -550,7 +559,7 @@ void *uform__worker_main(void *argument) {
     uform_executor_t *executor = worker->executor;
     uform__membership_t membership;
     uform__membership_push(&membership, executor);
-    share_env_t env = {&executor->job,      executor->threads, &executor->failure,         executor->workers, 0,
+    share_env_t env = {&executor->job,      executor->threads, &executor->failure, executor->workers,
                        &executor->progress, executor,          executor->failure_message};
     /* Workers start before the executor is returned, so no job precedes generation 0. */
     uint64_t seen = 0;
@@ -569,7 +578,6 @@ void *uform__worker_main(void *argument) {
          * under TSan (a read of `job.context` here is reported there). */
         __builtin_prefetch(atomic_load_explicit(&executor->context_hint, memory_order_relaxed));
         if (!uform__claim_share(&worker->claimed, seen)) continue; /* the forking thread ran it meanwhile */
-        env.generation = seen;
         run_share(&env, worker->index);
         /* A callback fork()ed and this is the child: no caller waits for this thread here, and
          * nothing of the parent's runs. End the child, as documented, instead of idling forever. */

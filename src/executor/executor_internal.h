@@ -22,14 +22,13 @@
 #define UFORM_LINE_ 128
 #define UFORM_FAILURE_MESSAGE_ 256
 
-/** A dynamic job's block of one slot's tasks (run_dynamic in executor_fork_join.c): whoever runs
- *  the slot's share takes them from the front, the others, once their own ran out, from `back`.
- *  `left` counts the tasks nobody has taken; `generation` names the call they describe, and is
- *  stored after them. */
+/** A dynamic job's block of one slot's tasks (run_dynamic in executor_fork_join.c), filled in by
+ *  the forking thread before it publishes the call: whoever runs the slot's share takes them from
+ *  the front, the others, once their own ran out, from `back`. `left` counts the tasks nobody
+ *  has taken (the slot's first task is never in it). */
 typedef struct uform__block_t {
     _Atomic size_t left;
     _Atomic size_t back;
-    _Atomic uint64_t generation;
 } uform__block_t;
 
 typedef struct uform__worker_t {

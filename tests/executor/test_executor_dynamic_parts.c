@@ -7,20 +7,27 @@
  *   of part 0 is taken by another slot;
  * - a slow runner's part is taken from its back while the runner takes from its front, side by
  *   side (the race on one part's counters, run under ASan and TSan): the tasks its slot ran are
- *   a prefix of the part, the others' a suffix, and every task runs exactly once. */
+ *   a prefix of the part, the others' a suffix, and every task runs exactly once;
+ * - a late runner's part is taken by the others before it even starts: worker 1 is held before
+ *   its claim (the claim hook) until every task but its part's first and task 0 has run, while
+ *   task 0 waits for worker 1, so the caller cannot take over its share. When each runner
+ *   filled in its own block on starting, the others left without its tasks and this hung (the
+ *   hold gives up after 10 s, a failure instead of a stall); so did the case above with 4
+ *   threads now and then, when the caller filled in its block after the workers had left. */
 #include <stdatomic.h>
 #include <time.h>
 
+#include "executor/executor_internal.h"
 #include "test.h"
-#include "uform.h"
 
 #define MAX_TASKS 256
 
 static _Atomic int runs[MAX_TASKS];
 static _Atomic size_t slot_of[MAX_TASKS];
-static _Atomic int finished, gave_up;
+static _Atomic int finished, gave_up, others_began, released;
+static _Atomic size_t hold_until; /* LATE_RUNNER: worker 1 waits for this many finished tasks */
 
-typedef enum shape_t { PLAIN, FIRST_WAITS, SLOW_SLOT_ZERO } shape_t;
+typedef enum shape_t { PLAIN, FIRST_WAITS, SLOW_SLOT_ZERO, LATE_RUNNER } shape_t;
 typedef struct case_t {
     shape_t shape;
     size_t n;
@@ -32,8 +39,29 @@ static double now(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+static void hold_worker_one(size_t worker) {
+    size_t until = atomic_load(&hold_until);
+    if (worker != 1 || !until) return;
+    double end = now() + 10;
+    while (atomic_load(&finished) < (int)until)
+        if (now() > end) {
+            atomic_store(&gave_up, 1);
+            break;
+        }
+    atomic_store(&hold_until, 0);
+    atomic_store(&released, 1);
+}
+
 static uform_status_t task(void *context, size_t index, size_t thread) {
     const case_t *c = context;
+    if (c->shape == LATE_RUNNER && index == 0) {
+        double end = now() + 10;
+        while (!atomic_load(&released))
+            if (now() > end) {
+                atomic_store(&gave_up, 1);
+                break;
+            }
+    }
     if (c->shape == FIRST_WAITS && index == 0) {
         double end = now() + 10;
         while (atomic_load(&finished) < (int)c->n - 1)
@@ -42,7 +70,16 @@ static uform_status_t task(void *context, size_t index, size_t thread) {
                 break;
             }
     }
+    if (c->shape == SLOW_SLOT_ZERO && thread != 0) atomic_store(&others_began, 1);
     if (c->shape == SLOW_SLOT_ZERO && thread == 0) {
+        /* Its first task waits (at most 10 s) for another slot to be at work, so the others are
+         * running while it is slow, however late a loaded machine wakes them. */
+        double end = now() + 10;
+        while (index == 0 && !atomic_load(&others_began))
+            if (now() > end) {
+                atomic_store(&gave_up, 1);
+                break;
+            }
         struct timespec pause = {0, 200 * 1000L};
         nanosleep(&pause, NULL);
     }
@@ -62,6 +99,10 @@ static void one_call(uform_executor_t *executor, size_t threads, shape_t shape, 
     for (size_t i = 0; i < MAX_TASKS; i++) atomic_store(&runs[i], 0), atomic_store(&slot_of[i], SIZE_MAX);
     atomic_store(&finished, 0);
     atomic_store(&gave_up, 0);
+    atomic_store(&others_began, 0);
+    atomic_store(&released, 0);
+    /* All but task 0 and part 1's first. */
+    if (shape == LATE_RUNNER) atomic_store(&hold_until, n - 2);
     case_t c = {shape, n};
     CHECK_OK(uform_executor_for_n_dynamic(executor, NULL, n, task, &c));
     CHECK_EQ_INT(atomic_load(&gave_up), 0);
@@ -83,6 +124,7 @@ static void one_call(uform_executor_t *executor, size_t threads, shape_t shape, 
 }
 
 int main(void) {
+    atomic_store(&uform__test_before_claim, hold_worker_one);
     const size_t thread_counts[] = {2, 3, 4};
     for (size_t k = 0; k < sizeof thread_counts / sizeof *thread_counts; k++) {
         size_t threads = thread_counts[k];
@@ -99,6 +141,8 @@ int main(void) {
                 one_call(executor, threads, FIRST_WAITS, 101);
             }
             one_call(executor, threads, SLOW_SLOT_ZERO, 16 * threads);
+            if (threads >= 3) /* someone other than slots 0 and 1 to take part 1's tasks */
+                for (int round = 0; round < 3; round++) one_call(executor, threads, LATE_RUNNER, 10 * threads);
         }
         CHECK_OK(uform_executor_free(executor));
     }
