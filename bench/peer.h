@@ -50,7 +50,8 @@ typedef struct bench_peer_t {
     void (*destroy)(void *pool);
     /**
      * Optional (NULL: the pool has none): as fork_join, but threads take items one at a time
-     * from a shared counter (the dynamic split).
+     * (the dynamic split: a shared counter in most pools, each thread's own part first in
+     * uform's).
      */
     int (*fork_join_dynamic)(void *pool, size_t items, bench_item_t item, void *context);
 } bench_peer_t;

@@ -82,8 +82,8 @@ typedef enum uform_mood_t {
     /**
      * Spin at most UFORM_SPIN_MICROSECONDS (default 50 us) then sleep in the kernel (futex),
      * woken at once by the next call. The caller joining a call, waiting for a worker still
-     * at its share, learns from its recent waits to spin up to 20 times as long when they were
-     * short, and back after a longer one: waking a sleeping caller costs more than that on a
+     * at its share, learns from its recent waits to spin up to 20 times as long (at most 2 ms
+     * longer) when they were short, and back after a longer one: waking a sleeping caller costs more than that on a
      * busy or virtual machine. Idle workers never spin longer (no idle cost). Not where the
      * executor's cores are shared (more threads than cores, or another executor's threads on
      * them), nor with UFORM_SPIN_MICROSECONDS=0. New executors start PARKED.

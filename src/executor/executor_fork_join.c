@@ -335,7 +335,7 @@ static inline core_use_t core_use(const uform_executor_t *executor) {
 
 /* A PARKED joiner waiting for a worker still running its share spins for a budget it learns
  * from its waits before, up to UFORM_LEARNED_SPIN_MAX_FACTOR times UFORM_SPIN_MICROSECONDS (1 ms
- * by default), before it sleeps. Waking a sleeping thread costs a scheduler's and on a VM a
+ * by default; at most 2 ms more than it), before it sleeps. Waking a sleeping thread costs a scheduler's and on a VM a
  * hypervisor's wake-up, hundreds of microseconds at times on the AMD guest: with the plain 50 us
  * budget the static N-body split at 1024 bodies (1.2 ms steps, whose shares end up to 0.4 ms
  * apart) took 1.27-1.34x as long PARKED as SPINNING (bench/RESULTS.md). The joiner spins only
@@ -348,6 +348,7 @@ static inline core_use_t core_use(const uform_executor_t *executor) {
  *  64th per wait, never under twice such a wait): waits that stay short keep it. */
 void uform__learn_spin(uint64_t *budget_ns, uint64_t plain_ns, uint64_t spun_ns, bool slept, uint64_t slept_ns) {
     uint64_t cap = plain_ns * UFORM_LEARNED_SPIN_MAX_FACTOR, budget = *budget_ns, wanted;
+    if (cap > plain_ns + UFORM_LEARNED_SPIN_MAX_EXTRA_NS) cap = plain_ns + UFORM_LEARNED_SPIN_MAX_EXTRA_NS;
     if (slept)
         wanted = spun_ns + slept_ns <= cap ? cap : plain_ns;
     else

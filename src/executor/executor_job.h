@@ -90,8 +90,11 @@ uform_status_t uform__run_job(uform_executor_t *executor, const uform__job_t *jo
 uform_status_t uform__run_inline(const uform_executor_t *executor_or_null, const uform__job_t *job);
 void *uform__worker_main(void *argument);
 /* A PARKED joiner's spin before it sleeps may grow up to this many times the plain budget
- * (UFORM_SPIN_MICROSECONDS), learned from its waits: see uform__learn_spin. */
+ * (UFORM_SPIN_MICROSECONDS), and at most this much above it, learned from its waits: see
+ * uform__learn_spin. The second bound keeps a long plain budget (up to 10 s) from becoming a
+ * spin of minutes: a few milliseconds cover any wake-up. */
 #define UFORM_LEARNED_SPIN_MAX_FACTOR 20u
+#define UFORM_LEARNED_SPIN_MAX_EXTRA_NS 2000000u
 /** Learns a spin budget (`*budget_ns`, between `plain_ns` and the factor above times it) from
  *  one wait: `spun_ns` spinning, then `slept_ns` asleep if it `slept`. */
 void uform__learn_spin(uint64_t *budget_ns, uint64_t plain_ns, uint64_t spun_ns, bool slept, uint64_t slept_ns);

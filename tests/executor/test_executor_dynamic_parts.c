@@ -8,6 +8,8 @@
  * - a slow runner's part is taken from its back while the runner takes from its front, side by
  *   side (the race on one part's counters, run under ASan and TSan): the tasks its slot ran are
  *   a prefix of the part, the others' a suffix, and every task runs exactly once;
+ * - the last part's first task waits for every other task, after a 2 ms idle (PARKED: its
+ *   runner, a worker, sleeps and wakes late); its part's other tasks must be taken by others;
  * - a late runner's part is taken by the others before it even starts: worker 1 is held before
  *   its claim (the claim hook) until every task but its part's first and task 0 has run, while
  *   task 0 waits for worker 1, so the caller cannot take over its share. When each runner
@@ -27,16 +29,22 @@ static _Atomic size_t slot_of[MAX_TASKS];
 static _Atomic int finished, gave_up, others_began, released;
 static _Atomic size_t hold_until; /* LATE_RUNNER: worker 1 waits for this many finished tasks */
 
-typedef enum shape_t { PLAIN, FIRST_WAITS, SLOW_SLOT_ZERO, LATE_RUNNER } shape_t;
+typedef enum shape_t { PLAIN, FIRST_WAITS, SLOW_SLOT_ZERO, LATE_RUNNER, LAST_FIRST_WAITS } shape_t;
 typedef struct case_t {
     shape_t shape;
-    size_t n;
+    size_t n, threads;
 } case_t;
 
 static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/** Where part `t` of n tasks over `threads` begins (the static split: the first n % threads
+ *  parts one task longer). */
+static size_t part_begin(size_t n, size_t threads, size_t t) {
+    return t * (n / threads) + (t < n % threads ? t : n % threads);
 }
 
 static void hold_worker_one(size_t worker) {
@@ -57,6 +65,15 @@ static uform_status_t task(void *context, size_t index, size_t thread) {
     if (c->shape == LATE_RUNNER && index == 0) {
         double end = now() + 10;
         while (!atomic_load(&released))
+            if (now() > end) {
+                atomic_store(&gave_up, 1);
+                break;
+            }
+    }
+    /* The last part's first task waits for the rest: its runner is a worker, maybe asleep. */
+    if (c->shape == LAST_FIRST_WAITS && index == part_begin(c->n, c->threads, c->threads - 1)) {
+        double end = now() + 10;
+        while (atomic_load(&finished) < (int)c->n - 1)
             if (now() > end) {
                 atomic_store(&gave_up, 1);
                 break;
@@ -89,12 +106,6 @@ static uform_status_t task(void *context, size_t index, size_t thread) {
     return UFORM_STATUS_OK;
 }
 
-/** Where part `t` of n tasks over `threads` begins (the static split: the first n % threads
- *  parts one task longer). */
-static size_t part_begin(size_t n, size_t threads, size_t t) {
-    return t * (n / threads) + (t < n % threads ? t : n % threads);
-}
-
 static void one_call(uform_executor_t *executor, size_t threads, shape_t shape, size_t n) {
     for (size_t i = 0; i < MAX_TASKS; i++) atomic_store(&runs[i], 0), atomic_store(&slot_of[i], SIZE_MAX);
     atomic_store(&finished, 0);
@@ -103,7 +114,7 @@ static void one_call(uform_executor_t *executor, size_t threads, shape_t shape, 
     atomic_store(&released, 0);
     /* All but task 0 and part 1's first. */
     if (shape == LATE_RUNNER) atomic_store(&hold_until, n - 2);
-    case_t c = {shape, n};
+    case_t c = {shape, n, threads};
     CHECK_OK(uform_executor_for_n_dynamic(executor, NULL, n, task, &c));
     CHECK_EQ_INT(atomic_load(&gave_up), 0);
     for (size_t i = 0; i < n; i++)
@@ -141,6 +152,14 @@ int main(void) {
                 one_call(executor, threads, FIRST_WAITS, 101);
             }
             one_call(executor, threads, SLOW_SLOT_ZERO, 16 * threads);
+            /* PARKED, after an idle long enough for the workers to sleep: the last part's runner
+             * wakes late, and the others (the caller included) must not leave without its
+             * tasks. The case a runner filling in its own block hung on every time. */
+            for (int round = 0; round < 5; round++) {
+                struct timespec idle = {0, 2 * 1000000L};
+                nanosleep(&idle, NULL);
+                one_call(executor, threads, LAST_FIRST_WAITS, 4 * threads);
+            }
             if (threads >= 3) /* someone other than slots 0 and 1 to take part 1's tasks */
                 for (int round = 0; round < 3; round++) one_call(executor, threads, LATE_RUNNER, 10 * threads);
         }

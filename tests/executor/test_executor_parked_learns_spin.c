@@ -5,12 +5,15 @@
  *   call: past the plain 50 us spin, it slept on every call; learned, on few of them;
  * - an oversubscribed executor (4x the cores) never learns, nor two executors whose threads
  *   share the cores: after such waits, the joiner's budget is still the plain one;
- * - UFORM_SPIN_MICROSECONDS=0 never learns either: the budgets stay 0.
+ * - UFORM_SPIN_MICROSECONDS=0 never learns either: the joiner sleeps on most of the waits
+ *   (all of them but where the caller was preempted until the worker was done), the plain
+ *   budget being 0 (a guard on the learning alone could not be seen: the budget is clamped to
+ *   [0, 0] there).
  * The bounds leave room for preemption on a loaded machine: a learned budget may be overrun,
  * never the other way round. Then the rule itself (uform__learn_spin), value by value, where
  * no scheduler can blur it: a sleep after a short wait spins up to the cap next time, a long one
  * (a worker held up past the cap) puts the plain budget back, covered waits shrink it slowly, never under
- * twice such a wait nor outside [plain, cap]. */
+ * twice such a wait nor outside [plain, cap], the cap at most 2 ms above the plain budget. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
@@ -94,6 +97,10 @@ static void learning_rule(void) {
     budget = 0;
     uform__learn_spin(&budget, 0, 0, true, 10); /* UFORM_SPIN_MICROSECONDS=0: stays 0 */
     CHECK_EQ_INT(budget, 0);
+    const uint64_t long_plain = 10000000000u; /* UFORM_SPIN_MICROSECONDS at its 10 s maximum */
+    budget = long_plain;
+    uform__learn_spin(&budget, long_plain, long_plain, true, 1000);
+    CHECK_EQ_INT(budget, long_plain + UFORM_LEARNED_SPIN_MAX_EXTRA_NS); /* not 200 s */
 }
 
 int main(void) {
@@ -124,7 +131,8 @@ int main(void) {
     CHECK_OK(uform_executor_free(executor));
     CHECK(setenv("UFORM_SPIN_MICROSECONDS", "0", 1) == 0);
     executor = make(2);
-    sleeps_over_calls(executor);
+    joiner = sleeps_over_calls(executor);
+    if (joiner < CALLS / 2) TEST_FAIL_("with no spin the joiner slept on %zu of %d calls with 300 us waits", joiner, CALLS);
     check_budgets_plain(executor);
     CHECK_OK(uform_executor_free(executor));
     return 0;
