@@ -4,7 +4,8 @@
  * leader (a deferred call), there is no caller to return to in the child: the child ends with
  * exit status 87, as executor.h documents, instead of idling forever. The parent's call is
  * unaffected: every task runs exactly once there. Both moods, since SPINNING joiners never sleep
- * and must notice the fork while spinning. */
+ * and must notice the fork while spinning; the static and the dynamic split, whose threads take
+ * each other's tasks (a task forking may be on either thread). */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -43,6 +44,10 @@ static uform_status_t task(void *context, size_t i, size_t thread) {
     return UFORM_STATUS_OK;
 }
 
+/* The verb the caller_forks and worker_forks cases call: for_n, then for_n_dynamic. */
+static uform_status_t (*for_n_verb)(uform_executor_t *, const uform_call_t *, size_t, uform_task_t,
+                                    void *) = uform_executor_for_n;
+
 static int wait_child(pid_t pid) {
     int status = 0;
     CHECK(waitpid(pid, &status, 0) == pid);
@@ -61,7 +66,7 @@ static void caller_forks_in(uform_executor_t *executor, size_t tasks) {
     static scene_t scene;
     memset(&scene, 0, sizeof scene);
     scene.fork_at = 0;
-    uform_status_t status = uform_executor_for_n(executor, NULL, tasks, task, &scene);
+    uform_status_t status = for_n_verb(executor, NULL, tasks, task, &scene);
     if (scene.in_child) {
         /* The child: the call came back at once, saying what happened. */
         bool clean = status == UFORM_STATUS_FORKED && strstr(uform_last_error(), "fork") &&
@@ -111,8 +116,8 @@ static void worker_forks(uform_executor_t *executor) {
     static scene_t scene;
     memset(&scene, 0, sizeof scene);
     scene.fork_at = TASKS - 1;
-    uform_status_t status = uform_executor_for_n(executor, NULL, TASKS, task, &scene);
-    if (scene.in_child) _exit(4); /* only if the caller itself forked (the share was stolen) */
+    uform_status_t status = for_n_verb(executor, NULL, TASKS, task, &scene);
+    if (scene.in_child) _exit(4); /* only if the caller itself forked (the share or the task was taken) */
     CHECK_OK(status);
     check_parent_runs(&scene);
     int code = wait_child(scene.child);
@@ -214,9 +219,18 @@ int main(void) {
             progress_forks(executor);
         }
         caller_forks_in_a_slice(executor);
+        for_n_verb = uform_executor_for_n_dynamic;
+        for (int round = 0; round < 3; round++) {
+            caller_forks(executor);
+            worker_forks(executor);
+        }
+        for_n_verb = uform_executor_for_n;
     }
     task_forks_with_progress(executor);
     caller_forks_in(executor, 1); /* a single task: run on the caller alone */
+    for_n_verb = uform_executor_for_n_dynamic;
+    caller_forks_in(executor, 1);
+    for_n_verb = uform_executor_for_n;
     uform_executor_t *single = NULL;
     CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 1, 0, &single));
     caller_forks_in(single, TASKS); /* one thread: every call runs on the caller */
