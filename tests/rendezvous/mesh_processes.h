@@ -286,6 +286,27 @@ static inline bool job_gone(const char *job) {
     return lstat(path, &info) != 0 && errno == ENOENT;
 }
 
+/** Writes `text` to `path`: a file planted where a run looks, not written by uform. */
+static inline void write_file(const char *path, const char *text) {
+    FILE *file = fopen(path, "w");
+    CHECK(file != NULL);
+    fputs(text, file);
+    fclose(file);
+}
+
+/** Into `out`: the run file (format 3) an index 0 on `host`, pid 4242, with no boot id or pid
+ *  namespace, writes for a run of `count` with a `timeout_ms` timeout, followed by `extra`
+ *  ("" or more lines): an earlier, crashed or planted run's. One copy of the format, for the
+ *  tests that plant one. */
+static inline void run_file_text(char *out, size_t capacity, size_t count, const char *host, unsigned timeout_ms,
+                                 const char *extra) {
+    snprintf(out, capacity,
+             "uform-mesh-run 3\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=%zu\ngpus=1\n"
+             "gpu_class=3\nmultimem=1\nmulticast=0\nnccl=0\nhost=%s\npid=4242\nboot=\npidns=\n"
+             "timeout_ms=%u\n%s",
+             count, host, timeout_ms, extra);
+}
+
 #define CHECK_MESSAGE(member, text)                                                                \
     do {                                                                                           \
         if (!strstr((member).message, text))                                                       \

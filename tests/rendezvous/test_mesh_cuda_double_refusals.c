@@ -18,13 +18,6 @@ static void run(size_t n) {
     members_finish(members, n);
 }
 
-static void write_file(const char *path, const char *text) {
-    FILE *file = fopen(path, "w");
-    CHECK(file != NULL);
-    fputs(text, file);
-    fclose(file);
-}
-
 int main(void) {
     const char *emulator = getenv("UFORM_TEST_EMULATOR");
     if (emulator && *emulator) {
@@ -194,9 +187,9 @@ int main(void) {
     snprintf(path, sizeof path, "%s/stale", mesh_directory);
     CHECK(mkdir(path, 0700) == 0);
     snprintf(other, sizeof other, "%s/stale/run", mesh_directory);
-    write_file(other, "uform-mesh-run 3\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=2\ngpus=1\n"
-                      "gpu_class=3\nmultimem=1\nmulticast=0\nnccl=0\nhost=crashed-host\npid=4242\nboot=\npidns=\n"
-                      "timeout_ms=2000\n");
+    char run_file[512];
+    run_file_text(run_file, sizeof run_file, 2, "crashed-host", 2000, "");
+    write_file(other, run_file);
     /* written an hour ago: far past its index 0's timeout (2 s) */
     struct timespec an_hour_ago[2];
     clock_gettime(CLOCK_REALTIME, &an_hour_ago[0]);
@@ -220,9 +213,7 @@ int main(void) {
     snprintf(path, sizeof path, "%s/run-only", mesh_directory);
     CHECK(mkdir(path, 0700) == 0);
     snprintf(other, sizeof other, "%s/run-only/run", mesh_directory);
-    write_file(other, "uform-mesh-run 3\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=2\ngpus=1\n"
-                      "gpu_class=3\nmultimem=1\nmulticast=0\nnccl=0\nhost=crashed-host\npid=4242\nboot=\npidns=\n"
-                      "timeout_ms=2000\n");
+    write_file(other, run_file); /* the same run file */
     CHECK(utimensat(AT_FDCWD, other, an_hour_ago, 0) == 0);
     members_fill(members, 2, "run-only", 1, 30);
     struct timespec started, ended;

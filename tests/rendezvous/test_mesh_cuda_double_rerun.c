@@ -11,13 +11,6 @@
 
 static member_t members[3];
 
-static void write_file(const char *path, const char *text) {
-    FILE *file = fopen(path, "w");
-    CHECK(file != NULL);
-    fputs(text, file);
-    fclose(file);
-}
-
 /* A new run of 3 under `job`: every process answers index 0's refusal, word for word, at once. */
 static void check_rerun_refused(const char *job) {
     struct timespec started, ended;
@@ -71,9 +64,9 @@ int main(void) {
     snprintf(path, sizeof path, "%s/crashed", mesh_directory);
     CHECK(mkdir(path, 0700) == 0);
     snprintf(path, sizeof path, "%s/crashed/run", mesh_directory);
-    write_file(path, "uform-mesh-run 3\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=3\ngpus=1\n"
-                     "gpu_class=3\nmultimem=1\nmulticast=0\nnccl=0\nhost=crashed-host\npid=4242\nboot=\npidns=\n"
-                     "timeout_ms=30000\n");
+    char run[512];
+    run_file_text(run, sizeof run, 3, "crashed-host", 30000, "");
+    write_file(path, run);
     snprintf(path, sizeof path, "%s/crashed/roster", mesh_directory);
     write_file(path, "uform-mesh-roster 3\nnonce=0123456789abcdef0123456789abcdef\nstatus=0\nmessage=\ncount=3\n"
                      "gpus=1\ngpu_class=3\nmultimem=1\nmulticast=0\nnccl=none\n");

@@ -31,13 +31,6 @@ int fstat(int fd, struct stat *info) {
 }
 #endif
 
-static void write_file(const char *path, const char *text) {
-    FILE *file = fopen(path, "w");
-    CHECK(file != NULL);
-    fputs(text, file);
-    fclose(file);
-}
-
 /* Every process answers index 0's refusal of `job`, word for word; nothing was written in it. */
 static void check_refused(const char *job, const char *left_expected) {
     members_fill(members, 3, job, 1, 2);
@@ -75,12 +68,9 @@ int main(void) {
     snprintf(path, sizeof path, "%s/planted-run", mesh_directory);
     CHECK(mkdir(path, 0700) == 0);
     snprintf(path, sizeof path, "%s/planted-run/run", mesh_directory);
-    char text[512];
-    snprintf(text, sizeof text,
-             "uform-mesh-run 3\nnonce=0123456789abcdef0123456789abcdef\nindex=0\ncount=3\ngpus=1\n"
-             "gpu_class=3\nmultimem=1\nmulticast=0\nnccl=0\nhost=planter\npid=4242\nboot=\npidns=\n"
-             "timeout_ms=30000\nowner=%u\n",
-             (unsigned)geteuid());
+    char owner[64], text[512];
+    snprintf(owner, sizeof owner, "owner=%u\n", (unsigned)geteuid());
+    run_file_text(text, sizeof text, 3, "planter", 30000, owner);
     write_file(path, text);
     check_refused("planted-run", "run");
     CHECK_MESSAGE(members[0], "planter");
