@@ -286,6 +286,16 @@ static inline bool job_gone(const char *job) {
     return lstat(path, &info) != 0 && errno == ENOENT;
 }
 
+/** A run of `n` processes (one GPU each, 30 s timeout) under `job` forms: every process answers
+ *  OK, and the run's directory is gone afterwards. */
+static inline void check_run_forms(member_t *members, size_t n, const char *job) {
+    members_fill(members, n, job, 1, 30);
+    members_start(members, n);
+    members_finish(members, n);
+    for (size_t i = 0; i < n; i++) CHECK_OK(members[i].status);
+    CHECK(job_gone(job));
+}
+
 /** Writes `text` to `path`: a file planted where a run looks, not written by uform. */
 static inline void write_file(const char *path, const char *text) {
     FILE *file = fopen(path, "w");

@@ -53,11 +53,7 @@ int main(void) {
     CHECK(unlink(path) == 0); /* member_signal's */
 
     /* The job name is free again: a new run under it forms. */
-    members_fill(members, 3, "requeued", 1, 30);
-    members_start(members, 3);
-    members_finish(members, 3);
-    for (size_t i = 0; i < 3; i++) CHECK_OK(members[i].status);
-    CHECK(job_gone("requeued"));
+    check_run_forms(members, 3, "requeued");
 
     /* A run that formed and died with its index 0 on another host, a moment ago (within its
      * timeout, so its age says nothing): a run file and a roster. */

@@ -52,11 +52,7 @@ int main(void) {
     char path[1024];
 
     /* Index 0 makes the directory; the file system says nobody owns it: the run forms. */
-    members_fill(members, 3, "squashed", 1, 30);
-    members_start(members, 3);
-    members_finish(members, 3);
-    for (size_t i = 0; i < 3; i++) CHECK_OK(members[i].status);
-    CHECK(job_gone("squashed"));
+    check_run_forms(members, 3, "squashed");
 
     /* A directory of nobody's, there before the run, empty: planted, not index 0's. */
     snprintf(path, sizeof path, "%s/planted", mesh_directory);
