@@ -31,7 +31,9 @@ out=$(bash -c '
 status=$?
 echo "$out"
 [ "$status" -eq 7 ] || fail "the run's status is $status, not the failing stage's 7"
-expect() { printf '%s\n' "$out" | grep -Eq -- "$1" || fail "no line matching: $1"; }
+# A here-string, not `printf | grep -q`: grep -q stops at its first match, and under pipefail
+# the printf it leaves writing into a closed pipe (SIGPIPE) failed the check now and then.
+expect() { grep -Eq -- "$1" <<<"$out" || fail "no line matching: $1"; }
 expect '^== \[[0-9:]{8}\] a build: started$'
 expect '^== \[[0-9:]{8}\] a build: done in [0-9]+ s$'
 expect '^== \[[0-9:]{8}\] ctest: done in [0-9]+ s \(11 passed, 0 failed, 1 skipped of 12\)$'
@@ -43,5 +45,5 @@ expect '^   tidy +[0-9]+ s  49 files of src/, 53 checks, no findings$'
 expect '^== \[[0-9:]{8}\] a failure: FAILED \(exit 7\) after [0-9]+ s$'
 expect '^   a failure +[0-9]+ s  FAILED \(exit 7\)$'
 expect '^   total: [0-9]+ s$'
-printf '%s\n' "$out" | grep -q "after the failure" && fail "the run went on after a failing stage"
+grep -q "after the failure" <<<"$out" && fail "the run went on after a failing stage"
 echo "check_stages: stage lines, counts, summary and the failing stage's status as documented"
