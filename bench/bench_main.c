@@ -36,6 +36,7 @@ int uform_bench_main(int argc, char **argv) {
         if (starts_with(child, "executors:")) return bench_executors_child(&o, child + strlen("executors:"));
         if (starts_with(child, "pairs:")) return bench_pairs_child(&o, child + strlen("pairs:"));
         if (starts_with(child, "nbody:")) return bench_nbody_child(&o, child + strlen("nbody:"));
+        if (starts_with(child, "turns:")) return bench_turns_child(&o, child + strlen("turns:"));
         fprintf(stderr, "uform bench: bad %s=%s\n", BENCH_CHILD_ENV, child);
         return 1;
     }
@@ -59,13 +60,19 @@ int uform_bench_main(int argc, char **argv) {
         if (o.parts & (BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_THREADS)) printf("\n");
         failed |= bench_pairs_run(&o, self_argv);
     }
-    if (o.parts & BENCH_PART_NBODY) {
+    if (o.parts & BENCH_PART_TURNS) {
         if (o.parts & (BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_THREADS | BENCH_PART_PAIRS)) printf("\n");
+        failed |= bench_turns_run(&o, self_argv);
+    }
+    if (o.parts & BENCH_PART_NBODY) {
+        if (o.parts & (BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_THREADS | BENCH_PART_PAIRS |
+                       BENCH_PART_TURNS))
+            printf("\n");
         failed |= bench_nbody_run(&o, self_argv);
     }
     if (o.parts & BENCH_PART_STAGING) {
         if (o.parts & (BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_THREADS | BENCH_PART_PAIRS |
-                       BENCH_PART_NBODY))
+                       BENCH_PART_TURNS | BENCH_PART_NBODY))
             printf("\n");
         failed |= bench_staging_run(&o);
     }

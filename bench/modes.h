@@ -30,6 +30,10 @@ int bench_nbody_child(options_t const *o, char const *spec);
 int bench_pairs_run(options_t const *o, char **self_argv);
 int bench_pairs_child(options_t const *o, char const *spec);
 
+/* turns.c: fork-join with every pool alive in its own process, taking turns batch by batch. */
+int bench_turns_run(options_t const *o, char **self_argv);
+int bench_turns_child(options_t const *o, char const *spec);
+
 /* staging.c: GPU copies through uform's staging beside the driver's raw copies (in-process). */
 int bench_staging_run(options_t const *o);
 

@@ -11,7 +11,8 @@
 
 void bench_print_usage(FILE *out, char const *program) {
     fprintf(out,
-            "usage: %s [--quick | --full] [--table] [--executors] [--threads] [--pairs] [--nbody] [options]\n"
+            "usage: %s [--quick | --full] [--table] [--executors] [--threads] [--pairs] [--turns] [--nbody]\n"
+            "       [options]\n"
             "Measures uform's host executor beside OpenMP, pthreadpool, oneTBB, ForkUnion and a serial loop;\n"
             "prints Markdown tables on stdout, progress on stderr. Timings never fail the run.\n"
             "Parts (default: --table, --executors and --staging):\n"
@@ -31,6 +32,11 @@ void bench_print_usage(FILE *out, char const *program) {
             "                     threads (default 2); --item bump (default: each item bumps its slot's\n"
             "                     count) or bump-two (its count and the slot's next word, which gcc makes\n"
             "                     one 16-byte load and store, as a task writing a small result does)\n"
+            "  --turns            fork-join with uform, ForkUnion and the floors each alive in its own\n"
+            "                     process for the whole run, taking turns by 2 ms batch (the others'\n"
+            "                     threads asleep meanwhile), --cycles N turns each (default 400): ratios\n"
+            "                     of batches a few ms apart, inside one of the machine's latency modes;\n"
+            "                     --item as for --pairs\n"
             "  --nbody            ForkUnion's N-body shape (one fork-join of n bodies per step), static\n"
             "                     and dynamic split; --bodies A,B,.. (default 16,128,1024) at --counts\n"
             "                     threads (default: the cores)\n"
@@ -42,6 +48,7 @@ void bench_print_usage(FILE *out, char const *program) {
             "  --targets          after the table, the project's own targets and whether each was met\n"
             "                     (what bench/RESULTS.md records)\n"
             "  --rounds N         fresh processes per configuration (median taken)\n"
+            "  --cycles N         --turns' cycles, 1 to 4000 (default 400, --quick 40)\n"
             "  --duration S       timed fork-join seconds (after --warmup S, default 0.1)\n"
             "  --reduce-mib N     float32 MiB summed; --passes N timed passes\n"
             "  --wake-samples N   timed wakes, each after --wake-idle-ms N (default 10) idle, and as\n"
@@ -167,6 +174,10 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
             o->parts |= BENCH_PART_PAIRS;
             continue;
         }
+        if (strcmp(a, "--turns") == 0) {
+            o->parts |= BENCH_PART_TURNS;
+            continue;
+        }
         if (strcmp(a, "--nbody") == 0) {
             o->parts |= BENCH_PART_NBODY;
             continue;
@@ -184,7 +195,7 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         static char const *const valued[] = {"--rounds", "--warmup",       "--duration", "--reduce-mib",
                                              "--passes", "--wake-samples", "--wake-idle-ms", "--short-idle-us",
                                              "--idle",   "--timeout",      "--peers",    "--counts", "--threads",
-                                             "--staging-mib", "--staging-reps", "--bodies", "--item", NULL};
+                                             "--staging-mib", "--staging-reps", "--bodies", "--item", "--cycles", NULL};
         int known = 0;
         for (size_t k = 0; valued[k]; k++)
             if (strcmp(a, valued[k]) == 0) known = 1;
@@ -199,6 +210,7 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         i++;
         int bad = 0;
         if (strcmp(a, "--rounds") == 0) bad = parse_int(a, v, 1, 64, &o->rounds), o->rounds_given = 1;
+        else if (strcmp(a, "--cycles") == 0) bad = parse_int(a, v, 1, 4000, &o->cycles);
         else if (strcmp(a, "--warmup") == 0) bad = parse_seconds(a, v, 0, 1, &o->warmup);
         else if (strcmp(a, "--duration") == 0) bad = parse_seconds(a, v, 1, 1, &o->duration);
         /* Per-lane float sums stay exact up to 2^22 values of at most 3 per lane: 1 GiB per call. */
@@ -224,8 +236,12 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         if (bad) return 2;
     }
     if (!o->parts) o->parts = BENCH_PART_TABLE | BENCH_PART_EXECUTORS | BENCH_PART_STAGING;
-    if (o->item && !(o->parts & BENCH_PART_PAIRS)) {
-        fprintf(stderr, "uform bench: --item is --pairs' option; add --pairs\n");
+    if (o->item && !(o->parts & (BENCH_PART_PAIRS | BENCH_PART_TURNS))) {
+        fprintf(stderr, "uform bench: --item is an option of --pairs and --turns; add one\n");
+        return 2;
+    }
+    if (o->cycles && !(o->parts & BENCH_PART_TURNS)) {
+        fprintf(stderr, "uform bench: --cycles is --turns' option; add --turns\n");
         return 2;
     }
     if (o->peers)

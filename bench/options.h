@@ -18,7 +18,8 @@ typedef enum bench_part_t {
     BENCH_PART_STAGING = 8,   /* GPU copies: uform's staging beside the driver's raw copies */
     BENCH_PART_MESH = 16,     /* processes meeting through a directory: roster vs everyone-reads-all */
     BENCH_PART_NBODY = 32,    /* ForkUnion's N-body shape, static and dynamic split */
-    BENCH_PART_PAIRS = 64     /* fork-join in paired rounds against every peer and the floor */
+    BENCH_PART_PAIRS = 64,    /* fork-join in paired rounds against every peer and the floor */
+    BENCH_PART_TURNS = 128    /* fork-join with every pool alive, taking turns batch by batch */
 } bench_part_t;
 
 typedef struct options_t {
@@ -27,6 +28,7 @@ typedef struct options_t {
     int targets;         /* --targets: the project's own target verdicts after the table (bench/RESULTS.md) */
     unsigned parts;      /* bench_part_t bits */
     int rounds;
+    int cycles;          /* --cycles: --turns' cycles; 0 = its default */
     int rounds_given;    /* --rounds was on the command line (--pairs has its own default) */
     double warmup;       /* seconds of fork-join before timing */
     double duration;     /* seconds of timed fork-join */

@@ -12,15 +12,13 @@
 #include "modes.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
+#include "floor.h"
 #include "peers.h"
 #include "rounds.h"
 #include "spawn.h"
@@ -30,76 +28,6 @@
 #define MAX_ROUNDS 64
 #define MAX_BATCHES 4096
 #define BATCH_SECONDS 0.002
-
-static inline void relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-/* ---- the floor: two pinned threads, one line each way, a slot each ------------------------- */
-
-/* What a C caller of any pool hands over for a call: the item and its context, in a struct on
- * its stack built for the call (bench/peer_uform.c's adapter; ForkUnion's lambda likewise). */
-typedef struct floor_call_t {
-    bench_item_t item;
-    void *context;
-} floor_call_t;
-
-typedef struct floor_t {
-    _Alignas(128) _Atomic size_t ping;
-    /* On ping's line: the "with context" floor's call struct, NULL for the plain floor. */
-    _Atomic(floor_call_t *) call;
-    _Alignas(128) _Atomic size_t pong;
-    _Alignas(128) _Atomic int stop;
-    bench_item_t item; /* --item, the same as the pools' */
-    bench_work_slot_t slots[2];
-} floor_t;
-
-static void pin_self(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
-
-static int floor_cpus[2];
-
-static void *floor_answer(void *argument) {
-    floor_t *f = (floor_t *)argument;
-    pin_self(floor_cpus[1]);
-    size_t seen = 0;
-    for (;;) {
-        size_t value;
-        while ((value = atomic_load_explicit(&f->ping, memory_order_acquire)) == seen) {
-            if (atomic_load_explicit(&f->stop, memory_order_relaxed)) return NULL;
-            relax();
-        }
-        seen = value;
-        floor_call_t *call = atomic_load_explicit(&f->call, memory_order_relaxed);
-        if (call)
-            call->item(call->context, 1); /* through the caller's struct, a line its stores own */
-        else
-            f->item(f->slots, 1);
-        atomic_store_explicit(&f->pong, value, memory_order_release);
-    }
-}
-
-/* One "call" of the floor: the same as a 2-item fork-join's work, with no pool around it. With
- * `context`, the item and its context also travel as a pool's caller hands them over, in a
- * struct built on the stack for the call, which the answering thread reads: the one transfer a
- * fork-join of this workload pays on top of the plain floor, whatever the pool. */
-static int floor_call(floor_t *f, size_t *calls, int context) {
-    size_t call = ++*calls;
-    floor_call_t on_stack = {f->item, f->slots};
-    if (context) atomic_store_explicit(&f->call, &on_stack, memory_order_relaxed);
-    atomic_store_explicit(&f->ping, call, memory_order_release);
-    f->item(f->slots, 0);
-    while (atomic_load_explicit(&f->pong, memory_order_acquire) != call) relax();
-    return bench_work_check(f->slots, 2, call, "floor");
-}
 
 /* ---- a child: batches of calls, the best and the median ---------------------------------- */
 
@@ -173,28 +101,18 @@ static int caller_share(pool_state_t *p, size_t calls, double *share) {
     return failed;
 }
 
-static int floor_caller(void *state, size_t *calls) { return floor_call((floor_t *)state, calls, 0); }
-static int floor_context_caller(void *state, size_t *calls) { return floor_call((floor_t *)state, calls, 1); }
+static int floor_caller(void *state, size_t *calls) { return bench_floor_call((bench_floor_t *)state, calls); }
 
 static int measure_floor(options_t const *o, int context, double *best, double *median) {
-    cpu_set_t mine;
-    sched_getaffinity(0, sizeof mine, &mine);
-    int found = 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE && found < 2; cpu++)
-        if (CPU_ISSET(cpu, &mine)) floor_cpus[found++] = cpu;
-    if (found < 2) {
-        fprintf(stderr, "uform bench --pairs: the floor needs two CPUs\n");
+    char error[128];
+    bench_floor_t *f = bench_floor_start(bench_work_pairs_item(o->item), context, error, sizeof error);
+    if (!f) {
+        fprintf(stderr, "uform bench --pairs: %s\n", error);
         return 1;
     }
-    static floor_t f;
-    f.item = bench_work_pairs_item(o->item);
-    pthread_t thread;
-    if (pthread_create(&thread, NULL, floor_answer, &f) != 0) return 1;
-    pin_self(floor_cpus[0]);
-    caller_t c = {context ? floor_context_caller : floor_caller, &f};
+    caller_t c = {floor_caller, f};
     int failed = time_batches(o, &c, best, median);
-    atomic_store(&f.stop, 1);
-    pthread_join(thread, NULL);
+    bench_floor_stop(f);
     return failed;
 }
 

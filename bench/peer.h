@@ -54,6 +54,13 @@ typedef struct bench_peer_t {
      * uform's).
      */
     int (*fork_join_dynamic)(void *pool, size_t items, bench_item_t item, void *context);
+    /**
+     * Optional (NULL: the pool cannot take part in `--turns`): with `resting` 1, puts the pool's
+     * threads to sleep, so that another process's pool has the cores to itself while it takes
+     * its turn; with 0, makes the pool ready for calls again as `variant` runs them (its first
+     * calls may still wait for threads to wake). Called between calls only.
+     */
+    void (*rest)(void *pool, const char *variant, int resting);
 } bench_peer_t;
 
 extern const bench_peer_t bench_peer_serial;

@@ -73,6 +73,20 @@ int fork_union_fork_join_dynamic(void *pool, size_t items, bench_item_t item, vo
     return 0;
 }
 
+/* Resting, the workers nap in sleep_for() slices (basic_pool::sleep) instead of spinning; the
+ * next fork sets them grinding again, each noticing within one slice. A short slice wakes the
+ * resting pool's worker often on a core another pool is timed on; a long one makes the next
+ * turn's first call wait for it (--turns warms each turn up for longer than a slice). */
+constexpr std::size_t rest_slice_micros = 2000;
+
+void fork_union_rest(void *pool, const char *variant, int resting) {
+    (void)variant;
+    auto *peer = static_cast<fork_union_peer_t *>(pool);
+    if (!resting) return;
+    if (peer->pause) peer->pause_pool->sleep(rest_slice_micros);
+    else peer->yield_pool->sleep(rest_slice_micros);
+}
+
 void fork_union_destroy(void *pool) {
     auto *peer = static_cast<fork_union_peer_t *>(pool);
     if (peer->pause_pool) peer->pause_pool->terminate();
@@ -86,5 +100,5 @@ void fork_union_destroy(void *pool) {
 
 extern "C" const bench_peer_t bench_peer_fork_union = {
     "forkunion",       "ForkUnion",          fork_union_variants,          0, nullptr, fork_union_create,
-    fork_union_fork_join, fork_union_destroy, fork_union_fork_join_dynamic,
+    fork_union_fork_join, fork_union_destroy, fork_union_fork_join_dynamic, fork_union_rest,
 };

@@ -69,4 +69,5 @@ extern "C" const bench_peer_t bench_peer_tbb = {
     tbb_fork_join,
     tbb_destroy,
     nullptr, /* no dynamic split of its own here: N-body's dynamic rows skip oneTBB */
+    nullptr, /* no way to rest its threads through this interface: left out of --turns */
 };

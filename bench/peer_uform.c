@@ -63,6 +63,13 @@ static int uform_peer_fork_join_dynamic(void *pool, size_t items, bench_item_t i
     return 0;
 }
 
+/* Resting, the executor parks (its workers sleep on a futex); back from rest it takes the
+ * variant's mood again. A drain waits for nothing here: calls run one at a time. */
+static void uform_peer_rest(void *pool, const char *variant, int resting) {
+    int spinning = variant && strcmp(variant, "spinning") == 0;
+    uform_executor_drain((uform_executor_t *)pool, !resting && spinning ? UFORM_MOOD_SPINNING : UFORM_MOOD_PARKED);
+}
+
 static void uform_peer_destroy(void *pool) { uform_executor_free((uform_executor_t *)pool); }
 
 const bench_peer_t bench_peer_uform = {
@@ -75,4 +82,5 @@ const bench_peer_t bench_peer_uform = {
     .fork_join = uform_peer_fork_join,
     .destroy = uform_peer_destroy,
     .fork_join_dynamic = uform_peer_fork_join_dynamic,
+    .rest = uform_peer_rest,
 };

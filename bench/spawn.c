@@ -111,3 +111,131 @@ void bench_print_result(char const *line) {
     printf("%s %s\n", BENCH_RESULT_MARK, line);
     fflush(stdout);
 }
+
+/* ---- children that stay alive ------------------------------------------------------------- */
+
+bench_outcome_t bench_live_start(bench_live_child_t *child, char **argv, char const *spec) {
+    memset(child, 0, sizeof *child);
+    int to[2], from[2];
+    if (pipe2(to, O_CLOEXEC) != 0) return BENCH_OUTCOME_SPAWN;
+    if (pipe2(from, O_CLOEXEC) != 0) {
+        close(to[0]), close(to[1]);
+        return BENCH_OUTCOME_SPAWN;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(to[0]), close(to[1]), close(from[0]), close(from[1]);
+        return BENCH_OUTCOME_SPAWN;
+    }
+    if (pid == 0) {
+        dup2(to[0], STDIN_FILENO); /* dup2 clears O_CLOEXEC on the copies */
+        dup2(from[1], STDOUT_FILENO);
+        setenv(BENCH_CHILD_ENV, spec, 1);
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    close(to[0]);
+    close(from[1]);
+    child->pid = (int)pid;
+    child->to = to[1];
+    child->from = from[0];
+    return BENCH_OUTCOME_OK;
+}
+
+static void live_kill(bench_live_child_t *child) {
+    if (!child->pid) return;
+    kill((pid_t)child->pid, SIGKILL);
+    while (waitpid((pid_t)child->pid, NULL, 0) < 0 && errno == EINTR) {}
+    close(child->to);
+    close(child->from);
+    child->pid = 0;
+}
+
+/* Takes one line out of `pending` into `line`: 1, or 0 when no whole line is there yet. */
+static int take_line(bench_live_child_t *child, char *line, size_t size) {
+    char *end = memchr(child->pending, '\n', child->pending_size);
+    if (!end) return 0;
+    size_t length = (size_t)(end - child->pending);
+    snprintf(line, size, "%.*s", (int)length, child->pending);
+    memmove(child->pending, end + 1, child->pending_size - length - 1);
+    child->pending_size -= length + 1;
+    return 1;
+}
+
+bench_outcome_t bench_live_ask(bench_live_child_t *child, char command, double timeout, char *result,
+                               size_t result_size) {
+    if (!child->pid) return BENCH_OUTCOME_FAILED;
+    if (command) {
+        ssize_t wrote;
+        while ((wrote = write(child->to, &command, 1)) < 0 && errno == EINTR) {}
+        if (wrote != 1) {
+            live_kill(child);
+            return BENCH_OUTCOME_FAILED;
+        }
+    }
+    size_t const mark = strlen(BENCH_RESULT_MARK);
+    double const deadline = bench_now_seconds() + timeout;
+    for (;;) {
+        char line[sizeof child->pending];
+        while (take_line(child, line, sizeof line)) {
+            if (strncmp(line, BENCH_RESULT_MARK, mark) == 0 && line[mark] == ' ') {
+                snprintf(result, result_size, "%s", line + mark + 1);
+                return BENCH_OUTCOME_OK;
+            }
+            fprintf(stderr, "%s\n", line);
+        }
+        if (child->pending_size == sizeof child->pending - 1) child->pending_size = 0; /* a line too long: dropped */
+        double left = deadline - bench_now_seconds();
+        if (left <= 0) {
+            live_kill(child);
+            return BENCH_OUTCOME_HUNG;
+        }
+        struct pollfd p = {child->from, POLLIN, 0};
+        int ready = poll(&p, 1, (int)(left * 1000) + 1);
+        if (ready <= 0) continue; /* EINTR or not yet */
+        ssize_t got = read(child->from, child->pending + child->pending_size,
+                           sizeof child->pending - 1 - child->pending_size);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) { /* it ended without answering */
+            int status = 0;
+            while (waitpid((pid_t)child->pid, &status, 0) < 0 && errno == EINTR) {}
+            close(child->to);
+            close(child->from);
+            child->pid = 0;
+            return WIFSIGNALED(status) ? BENCH_OUTCOME_CRASHED : BENCH_OUTCOME_FAILED;
+        }
+        child->pending_size += (size_t)got;
+    }
+}
+
+bench_outcome_t bench_live_end(bench_live_child_t *child, double timeout) {
+    if (!child->pid) return BENCH_OUTCOME_FAILED;
+    close(child->to);
+    double const deadline = bench_now_seconds() + timeout;
+    int status = 0;
+    for (;;) {
+        pid_t done = waitpid((pid_t)child->pid, &status, WNOHANG);
+        if (done == (pid_t)child->pid) break;
+        if (bench_now_seconds() > deadline) {
+            kill((pid_t)child->pid, SIGKILL);
+            while (waitpid((pid_t)child->pid, NULL, 0) < 0 && errno == EINTR) {}
+            close(child->from);
+            child->pid = 0;
+            return BENCH_OUTCOME_HUNG;
+        }
+        bench_sleep_seconds(0.001);
+    }
+    /* Pass on what it printed last. */
+    char line[sizeof child->pending];
+    ssize_t got;
+    while ((got = read(child->from, child->pending + child->pending_size,
+                       sizeof child->pending - 1 - child->pending_size)) > 0)
+        child->pending_size += (size_t)got;
+    while (take_line(child, line, sizeof line)) fprintf(stderr, "%s\n", line);
+    close(child->from);
+    child->pid = 0;
+    if (WIFSIGNALED(status)) return BENCH_OUTCOME_CRASHED;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? BENCH_OUTCOME_OK : BENCH_OUTCOME_FAILED;
+}

@@ -38,6 +38,31 @@ bench_outcome_t bench_spawn(char **argv, char const *spec, void (*prepare)(char 
 
 char const *bench_outcome_text(bench_outcome_t outcome);
 
+/**
+ * A child that stays alive and answers commands (`uform bench --turns`): its stdin is a pipe
+ * from the parent, its stdout a pipe back. It reads one command byte at a time and answers each
+ * with one BENCH_RESULT_MARK line; every other line it prints goes to the parent's stderr.
+ */
+typedef struct bench_live_child_t {
+    int pid; /* 0: not running */
+    int to, from;
+    char pending[4096]; /* what was read past the last answer */
+    size_t pending_size;
+} bench_live_child_t;
+
+/** Starts `argv` again with UFORM_BENCH_CHILD=`spec`; BENCH_OUTCOME_OK or _SPAWN. */
+bench_outcome_t bench_live_start(bench_live_child_t *child, char **argv, char const *spec);
+
+/** Sends `command` (0: none, only wait) and reads the answer into `result` (its mark removed),
+ *  within `timeout` seconds: OK; HUNG (the child is then killed), FAILED or CRASHED (it ended
+ *  without an answer). */
+bench_outcome_t bench_live_ask(bench_live_child_t *child, char command, double timeout, char *result,
+                               size_t result_size);
+
+/** Closes the child's stdin (its signal to end), waits up to `timeout` seconds for it to exit
+ *  (then kills it): OK for exit status 0, else FAILED, CRASHED or HUNG. */
+bench_outcome_t bench_live_end(bench_live_child_t *child, double timeout);
+
 /** Prints a child's result line on stdout: BENCH_RESULT_MARK, a space, then `line`. */
 void bench_print_result(char const *line);
 

@@ -13,8 +13,15 @@ printf '%s\n' "$out" | grep -q '^2 paired rounds of the best batch, --item bump;
 rows=$(printf '%s\n' "$out" | grep -Ec ' [0-9]+ ns +[0-9]+\.[0-9]{3} \([0-9.]+-[0-9.]+\) +[0-9]+\.[0-9]{3} \([0-9.]+-[0-9.]+\)$')
 [ "$rows" -eq 2 ] || fail "expected 2 build rows with both ratios, found $rows"
 printf '%s\n' "$out" | sed -n 3p | grep -q ' 1\.000 (1\.00-1\.00)$' || fail "the first build is not 1.000 of itself"
+turns=$(python3 "$src/scripts/bench-ab" --turns --cycles 3 --peer uform:parked "$dir" "$dir") ||
+  fail "the --turns run failed"
+echo "$turns"
+printf '%s\n' "$turns" | grep -q '^3 cycles of turns, --item bump; uform:parked: [0-9]* ns$' || fail "no --turns heading"
+rows=$(printf '%s\n' "$turns" | grep -Ec ' [0-9]+ ns +[0-9]+\.[0-9]{3} \([0-9.]+-[0-9.]+\) +[0-9]+\.[0-9]{3} \([0-9.]+-[0-9.]+\)$')
+[ "$rows" -eq 2 ] || fail "expected 2 build rows with both ratios from --turns, found $rows"
+printf '%s\n' "$turns" | sed -n 3p | grep -q ' 1\.000 (1\.00-1\.00)$' || fail "with --turns the first build is not 1.000 of itself"
 if err=$(python3 "$src/scripts/bench-ab" --rounds 1 "$dir" "$dir/no-such-folder" 2>&1); then
   fail "a folder without uform-bench was accepted"
 fi
 printf '%s\n' "$err" | grep -q 'no uform-bench there' || fail "the refusal does not say what is missing: $err"
-echo "check_ab: a row per build, ratios paired within rounds, a missing build refused"
+echo "check_ab: a row per build, ratios paired within rounds and within cycles of turns, a missing build refused"

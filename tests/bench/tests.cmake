@@ -18,3 +18,9 @@ if(TARGET uform-bench AND NOT CMAKE_CROSSCOMPILING)
                                         $<TARGET_FILE_DIR:uform-bench>)
   set_tests_properties(bench.ab_layout PROPERTIES LABELS bench TIMEOUT 120)
 endif()
+
+# `uform bench --turns`: pools alive side by side, taking turns batch by batch (check_turns.sh).
+if(TARGET uform-bench AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME bench.turns_layout COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_turns.sh $<TARGET_FILE:uform-bench>)
+  set_tests_properties(bench.turns_layout PROPERTIES LABELS bench TIMEOUT 120)
+endif()
