@@ -299,7 +299,7 @@ static bool spin_for(const _Atomic uint64_t *word, uint64_t value, bool until_eq
     /* Oversubscribed, a spinner always competes with a thread that has work: yield on every
      * turn, and read the clock every turn since a yield may last a whole time slice. */
     bool every_turn = use == CORE_OVERSUBSCRIBED;
-    unsigned clock_every = every_turn ? 1 : 16;
+    unsigned clock_mask = every_turn ? 0 : 15; /* a mask, not a modulo: no division per turn */
     for (unsigned spins = 1;; spins++) {
         if ((atomic_load_explicit(word, memory_order_acquire) == value) == until_equal) {
             if (spun_ns_or_null) *spun_ns_or_null = start ? uform__now_ns() - start : 0;
@@ -307,7 +307,7 @@ static bool spin_for(const _Atomic uint64_t *word, uint64_t value, bool until_eq
         }
         uform__cpu_relax();
         if (every_turn) uform__thread_yield();
-        if (spins % clock_every) continue;
+        if (spins & clock_mask) continue;
         uint64_t now = uform__now_ns();
         if (!start) {
             start = now;
