@@ -6,20 +6,20 @@
 set -eu
 src=$1 dir=$2
 fail() { echo "check_ab: $*" >&2; exit 1; }
-out=$(python3 "$src/scripts/bench-ab" --rounds 2 --duration 0.02 --peer uform:parked "$dir" "$dir") ||
-  fail "the run failed"
-echo "$out"
-printf '%s\n' "$out" | grep -q '^2 paired rounds of the best batch, --item bump; uform:parked: [0-9]* ns$' || fail "no heading with the peer's time"
-rows=$(printf '%s\n' "$out" | grep -Ec ' [0-9]+ ns +[0-9]+\.[0-9]{3} \([0-9.]+-[0-9.]+\) +[0-9]+\.[0-9]{3} \([0-9.]+-[0-9.]+\)$')
-[ "$rows" -eq 2 ] || fail "expected 2 build rows with both ratios, found $rows"
-printf '%s\n' "$out" | sed -n 3p | grep -q ' 1\.000 (1\.00-1\.00)$' || fail "the first build is not 1.000 of itself"
-turns=$(python3 "$src/scripts/bench-ab" --turns --cycles 3 --peer uform:parked "$dir" "$dir") ||
-  fail "the --turns run failed"
-echo "$turns"
-printf '%s\n' "$turns" | grep -q '^3 cycles of turns, --item bump; uform:parked: [0-9]* ns$' || fail "no --turns heading"
-rows=$(printf '%s\n' "$turns" | grep -Ec ' [0-9]+ ns +[0-9]+\.[0-9]{3} \([0-9.]+-[0-9.]+\) +[0-9]+\.[0-9]{3} \([0-9.]+-[0-9.]+\)$')
-[ "$rows" -eq 2 ] || fail "expected 2 build rows with both ratios from --turns, found $rows"
-printf '%s\n' "$turns" | sed -n 3p | grep -q ' 1\.000 (1\.00-1\.00)$' || fail "with --turns the first build is not 1.000 of itself"
+# check_run WHAT HEADING-REGEX ARGS...: runs bench-ab with ARGS on the build given twice; its
+# heading, a row per build with both ratios and their ranges, the first build 1.000 of itself.
+check_run() {
+  what=$1 heading=$2
+  shift 2
+  out=$(python3 "$src/scripts/bench-ab" "$@" --peer uform:parked "$dir" "$dir") || fail "the $what run failed"
+  echo "$out"
+  printf '%s\n' "$out" | grep -q "$heading" || fail "no $what heading with the peer's time"
+  rows=$(printf '%s\n' "$out" | grep -Ec ' [0-9]+ ns +[0-9]+\.[0-9]{3} \([0-9.]+-[0-9.]+\) +[0-9]+\.[0-9]{3} \([0-9.]+-[0-9.]+\)$')
+  [ "$rows" -eq 2 ] || fail "expected 2 build rows with both ratios from the $what run, found $rows"
+  printf '%s\n' "$out" | sed -n 3p | grep -q ' 1\.000 (1\.00-1\.00)$' || fail "in the $what run the first build is not 1.000 of itself"
+}
+check_run "paired-rounds" '^2 paired rounds of the best batch, --item bump; uform:parked: [0-9]* ns$' --rounds 2 --duration 0.02
+check_run "--turns" '^3 cycles of turns, --item bump; uform:parked: [0-9]* ns$' --turns --cycles 3
 if err=$(python3 "$src/scripts/bench-ab" --rounds 1 "$dir" "$dir/no-such-folder" 2>&1); then
   fail "a folder without uform-bench was accepted"
 fi
