@@ -103,6 +103,8 @@ bench_floor_t *bench_floor_start(bench_item_t item, int context, char *error, si
     memcpy(f->cpus, cpus, sizeof cpus);
     if (pthread_create(&f->answerer, NULL, floor_answer, f) != 0) {
         snprintf(error, error_size, "pthread_create failed");
+        pthread_cond_destroy(&f->woken);
+        pthread_mutex_destroy(&f->lock);
         free(f);
         return NULL;
     }
@@ -111,6 +113,11 @@ bench_floor_t *bench_floor_start(bench_item_t item, int context, char *error, si
 }
 
 int bench_floor_call(bench_floor_t *f, size_t *calls) {
+    if (atomic_load_explicit(&f->state, memory_order_relaxed) != FLOOR_RUNNING) {
+        /* The answerer sleeps until woken: the call would wait for ever. */
+        fprintf(stderr, "uform bench: a floor call while the floor rests\n");
+        return 1;
+    }
     size_t call = ++*calls;
     floor_call_t on_stack = {f->item, f->slots};
     if (f->context) atomic_store_explicit(&f->call, &on_stack, memory_order_relaxed);

@@ -20,11 +20,12 @@ typedef struct bench_floor_t bench_floor_t;
 
 /** Pins the calling thread to the first CPU of this process's affinity mask and starts the
  *  answerer on the second, each bumping its slot with `item`; NULL, with the reason in `error`,
- *  without two CPUs or a thread. */
+ *  without two CPUs or a thread. The caller stays pinned after the floor stops, so a process
+ *  starts one floor (each part runs the floor in a process of its own). */
 bench_floor_t *bench_floor_start(bench_item_t item, int context, char *error, size_t error_size);
 
-/** One call, its slots checked: 0, or 1 with the slot that did not run printed. `calls` counts
- *  the calls made so far. */
+/** One call, its slots checked: 0, or 1 with the slot that did not run printed (or, while the
+ *  floor rests, without calling: its answerer sleeps). `calls` counts the calls made so far. */
 int bench_floor_call(bench_floor_t *floor, size_t *calls);
 
 /** Resting (1): the answerer sleeps on a condition variable until woken (0). Call it between

@@ -35,7 +35,7 @@ void bench_print_usage(FILE *out, char const *program) {
             "  --turns            fork-join with uform, ForkUnion and the floors each alive in its own\n"
             "                     process for the whole run, taking turns by 2 ms batch (the others'\n"
             "                     threads asleep meanwhile), --cycles N turns each (default 400): ratios\n"
-            "                     of batches a few ms apart, inside one of the machine's latency modes;\n"
+            "                     of batches 10-30 ms apart, inside one of the machine's latency modes;\n"
             "                     --item as for --pairs\n"
             "  --nbody            ForkUnion's N-body shape (one fork-join of n bodies per step), static\n"
             "                     and dynamic split; --bodies A,B,.. (default 16,128,1024) at --counts\n"

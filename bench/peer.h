@@ -58,9 +58,10 @@ typedef struct bench_peer_t {
      * Optional (NULL: the pool cannot take part in `--turns`): with `resting` 1, puts the pool's
      * threads to sleep, so that another process's pool has the cores to itself while it takes
      * its turn; with 0, makes the pool ready for calls again as `variant` runs them (its first
-     * calls may still wait for threads to wake). Called between calls only.
+     * calls may still wait for threads to wake). Called between calls only. 0, or nonzero
+     * with the reason printed when the pool could not.
      */
-    void (*rest)(void *pool, const char *variant, int resting);
+    int (*rest)(void *pool, const char *variant, int resting);
 } bench_peer_t;
 
 extern const bench_peer_t bench_peer_serial;

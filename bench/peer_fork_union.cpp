@@ -27,6 +27,7 @@ using yield_pool_t = fu::basic_pool<>;
 
 struct fork_union_peer_t {
     bool pause;
+    size_t threads;
     pause_pool_t *pause_pool;
     yield_pool_t *yield_pool;
 };
@@ -37,7 +38,7 @@ template <typename pool_t> bool spawn(pool_t *&pool, size_t threads) {
 }
 
 void *fork_union_create(size_t threads, const char *variant, char *error, size_t error_size) {
-    auto *peer = new (std::nothrow) fork_union_peer_t{!variant || variant[0] == 'p', nullptr, nullptr};
+    auto *peer = new (std::nothrow) fork_union_peer_t{!variant || variant[0] == 'p', threads, nullptr, nullptr};
     bool ok = peer && (peer->pause ? spawn(peer->pause_pool, threads) : spawn(peer->yield_pool, threads));
     if (!ok) {
         std::snprintf(error, error_size, "ForkUnion try_spawn(%zu) failed", threads);
@@ -73,18 +74,24 @@ int fork_union_fork_join_dynamic(void *pool, size_t items, bench_item_t item, vo
     return 0;
 }
 
-/* Resting, the workers nap in sleep_for() slices (basic_pool::sleep) instead of spinning; the
- * next fork sets them grinding again, each noticing within one slice. A short slice wakes the
- * resting pool's worker often on a core another pool is timed on; a long one makes the next
- * turn's first call wait for it (--turns warms each turn up for longer than a slice). */
-constexpr std::size_t rest_slice_micros = 2000;
-
-void fork_union_rest(void *pool, const char *variant, int resting) {
+/* Resting, the pool ends its threads (basic_pool::terminate) and back from rest spawns them
+ * again: a resting pool then wakes nobody on the cores another pool is being timed on. Its own
+ * sleep() would leave each worker napping in sleep_for() slices, waking every slice; with 2 ms
+ * slices, uform's batches beside two such pools read 1.12-1.13x the context floor, against
+ * 1.02-1.06x beside none (bench/RESULTS.md). --turns warms every turn up before timing it. */
+int fork_union_rest(void *pool, const char *variant, int resting) {
     (void)variant;
     auto *peer = static_cast<fork_union_peer_t *>(pool);
-    if (!resting) return;
-    if (peer->pause) peer->pause_pool->sleep(rest_slice_micros);
-    else peer->yield_pool->sleep(rest_slice_micros);
+    size_t threads = peer->threads;
+    bool ok = true;
+    if (resting) {
+        if (peer->pause) peer->pause_pool->terminate();
+        else peer->yield_pool->terminate();
+    } else {
+        ok = peer->pause ? peer->pause_pool->try_spawn(threads) : peer->yield_pool->try_spawn(threads);
+    }
+    if (!ok) std::fprintf(stderr, "ForkUnion try_spawn(%zu) failed after a rest\n", threads);
+    return ok ? 0 : 1;
 }
 
 void fork_union_destroy(void *pool) {

@@ -65,9 +65,13 @@ static int uform_peer_fork_join_dynamic(void *pool, size_t items, bench_item_t i
 
 /* Resting, the executor parks (its workers sleep on a futex); back from rest it takes the
  * variant's mood again. A drain waits for nothing here: calls run one at a time. */
-static void uform_peer_rest(void *pool, const char *variant, int resting) {
+static int uform_peer_rest(void *pool, const char *variant, int resting) {
     int spinning = variant && strcmp(variant, "spinning") == 0;
-    uform_executor_drain((uform_executor_t *)pool, !resting && spinning ? UFORM_MOOD_SPINNING : UFORM_MOOD_PARKED);
+    uform_status_t status = uform_executor_drain((uform_executor_t *)pool,
+                                                 !resting && spinning ? UFORM_MOOD_SPINNING : UFORM_MOOD_PARKED);
+    if (status == UFORM_STATUS_OK) return 0;
+    fprintf(stderr, "uform_executor_drain: %s (%s)\n", uform_status_name(status), uform_last_error());
+    return 1;
 }
 
 static void uform_peer_destroy(void *pool) { uform_executor_free((uform_executor_t *)pool); }

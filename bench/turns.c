@@ -4,7 +4,9 @@
  * one at a time: it wakes its threads, warms up for a few milliseconds, times one batch of about
  * 2 ms of calls and puts its threads to rest again (asleep, not spinning) before the next pool's
  * turn. One cycle gives every pool a turn, the order reversed every other cycle, so the batches
- * compared within a cycle are a few milliseconds apart.
+ * compared within a cycle are 10-30 ms apart (six pools at about 5.5 ms a turn). Resting means
+ * waking nobody: a pool whose idle threads woke up now and then would slow the pool being timed
+ * (bench/RESULTS.md measured it for ForkUnion's own nap).
  *
  * Why beside `--pairs`: the KVM guests this project is built on switch between latency modes
  * every few seconds, and `--pairs` compares processes that run 0.15 s each, one after another,
@@ -34,8 +36,8 @@
 #define MAX_CYCLES 4000
 #define BATCH_SECONDS 0.002
 /* Untimed calls at the start of every turn: long enough for a resting pool's threads to wake
- * (ForkUnion's resting workers notice a call within their 2 ms nap, bench/peer_fork_union.cpp)
- * and for the lines a call moves to settle in the caches again. */
+ * or be spawned again (ForkUnion's, bench/peer_fork_union.cpp) and for the lines a call moves
+ * to settle in the caches again. */
 #define TURN_WARMUP_SECONDS 0.003
 
 /* ---- a child: one pool, a batch per turn ---------------------------------------------------- */
@@ -56,11 +58,11 @@ static int turn_call(turn_pool_t *p) {
     return failed | bench_work_check(p->slots, p->threads, ++p->calls, "fork-join");
 }
 
-static void turn_rest(turn_pool_t *p, int resting) {
-    if (p->floor)
-        bench_floor_rest(p->floor, resting);
-    else
-        p->peer->rest(p->pool, p->variant, resting);
+/* 0, or nonzero when the pool could not rest or wake (its reason printed). */
+static int turn_rest(turn_pool_t *p, int resting) {
+    if (!p->floor) return p->peer->rest(p->pool, p->variant, resting);
+    bench_floor_rest(p->floor, resting);
+    return 0;
 }
 
 /* Calls for at least `seconds`; how many ran, or 0 after a failed check. */
@@ -95,17 +97,20 @@ int bench_turns_child(options_t const *o, char const *spec) {
         if (p.slots) memset(p.slots, 0, sizeof(bench_work_slot_t) * p.threads);
     }
     if (!p.floor && !p.slots) return 1;
-    turn_rest(&p, 1);
-    turn_reply("ready");
+    int failed = turn_rest(&p, 1);
+    turn_reply(failed ? "failed" : "ready");
     size_t batch = 0;
-    int failed = 0;
     char command;
     /* For tests/bench/check_turns.sh: this child dies at its Nth turn, as a crashing pool would. */
     char const *die_at = getenv("UFORM_BENCH_TURNS_DIE_AT");
     long const last_turn = die_at ? atol(die_at) : 0;
     for (long turn = 1; !failed && read(STDIN_FILENO, &command, 1) == 1 && command == 't'; turn++) {
         if (turn == last_turn) _exit(3);
-        turn_rest(&p, 0);
+        if (turn_rest(&p, 0)) {
+            failed = 1;
+            turn_reply("failed");
+            break;
+        }
         if (!batch) { /* the first turn sizes the batch: --warmup seconds of calls */
             double const start = bench_now_seconds();
             size_t const warm = calls_for(&p, o->warmup);
@@ -119,7 +124,7 @@ int bench_turns_child(options_t const *o, char const *spec) {
         double const t0 = bench_now_seconds();
         for (size_t k = 0; k < batch && !failed; k++) failed = turn_call(&p);
         double const ns = (bench_now_seconds() - t0) / (double)(batch ? batch : 1) * 1e9;
-        turn_rest(&p, 1);
+        failed |= turn_rest(&p, 1);
         char line[64];
         snprintf(line, sizeof line, failed ? "failed" : "ns=%.6g", ns);
         turn_reply(line);

@@ -19,9 +19,35 @@ check_run() {
   printf '%s\n' "$out" | sed -n 3p | grep -q ' 1\.000 (1\.00-1\.00)$' || fail "in the $what run the first build is not 1.000 of itself"
 }
 check_run "paired-rounds" '^2 paired rounds of the best batch, --item bump; uform:parked: [0-9]* ns$' --rounds 2 --duration 0.02
+# The folder given twice is two builds, each timed in its own processes: the second one's ratios
+# to the first are of two different processes' times, never exactly 1 in every round.
+printf '%s\n' "$out" | sed -n 4p | grep -q ' 1\.000 (1\.00-1\.00)$' &&
+  fail "the second build's times are the first's: rounds were not kept per build"
 check_run "--turns" '^3 cycles of turns, --item bump; uform:parked: [0-9]* ns$' --turns --cycles 3
+printf '%s\n' "$out" | sed -n 4p | grep -q ' 1\.000 (1\.00-1\.00)$' &&
+  fail "with --turns the second build's times are the first's: cycles were not kept per build"
+# A child that stops answering, or dies, ends a --turns run with its name, never a hang.
+stub=$(mktemp -d)
+trap 'rm -rf "$stub"' EXIT
+mkdir "$stub/hangs" "$stub/dies"
+printf '#!/bin/sh\necho "UFORM_BENCH_RESULT ready"\nexec sleep 30\n' > "$stub/hangs/uform-bench"
+printf '#!/bin/sh\necho "UFORM_BENCH_RESULT ready"\nexit 3\n' > "$stub/dies/uform-bench"
+chmod +x "$stub/hangs/uform-bench" "$stub/dies/uform-bench"
+start=$(date +%s)
+if err=$(python3 "$src/scripts/bench-ab" --turns --cycles 1 --timeout 1 "$stub/hangs" "$stub/hangs" 2>&1); then
+  fail "a child that never answers was accepted"
+fi
+[ $(( $(date +%s) - start )) -lt 20 ] || fail "a child that never answers held the run for 20 s or more"
+printf '%s\n' "$err" | grep -q 'hangs/uform-bench (turns:uform:spinning:2) gave no answer in 1.0 s' ||
+  fail "the hung child is not named: $err"
+if err=$(python3 "$src/scripts/bench-ab" --turns --cycles 1 "$stub/dies" "$stub/dies" 2>&1); then
+  fail "a child that died was accepted"
+fi
+printf '%s\n' "$err" | grep -Eq 'dies/uform-bench \(turns:uform:spinning:2\) (is gone|ended without an answer) \(exit status 3\)' ||
+  fail "the dead child is not named with its status: $err"
+printf '%s\n' "$err" | grep -q Traceback && fail "a dead child gave a traceback: $err"
 if err=$(python3 "$src/scripts/bench-ab" --rounds 1 "$dir" "$dir/no-such-folder" 2>&1); then
   fail "a folder without uform-bench was accepted"
 fi
 printf '%s\n' "$err" | grep -q 'no uform-bench there' || fail "the refusal does not say what is missing: $err"
-echo "check_ab: a row per build, ratios paired within rounds and within cycles of turns, a missing build refused"
+echo "check_ab: a row per build, ratios paired within rounds and within cycles of turns, a hung or dead child named, a missing build refused"

@@ -33,7 +33,10 @@ status=$?
 set -e
 err=$(cat "${TMPDIR:-/tmp}/turns.$$"); rm -f "${TMPDIR:-/tmp}/turns.$$"
 [ "$status" -eq 1 ] || fail "a run whose pools died exited $status, not 1"
-printf '%s\n' "$err" | grep -q 'uform spinning, cycle 3: FAILED' || fail "the dead pool is not named: $err"
+for pool in "uform spinning" "uform parked" "floor (two pinned threads)" "floor, with the call's context"; do
+  printf '%s\n' "$err" | grep -qF "$pool, cycle 3: FAILED" || fail "the dead pool $pool is not named: $err"
+  printf '%s\n' "$err" | grep -qF "$pool, cycle 4" && fail "the dead pool $pool was asked for another turn: $err"
+done
 printf '%s\n' "$died" | grep -q 'FAILED a correctness check, crashed or hung' || fail "no note under the table"
 printf '%s\n' "$died" | grep -Eq '^\| uform spinning +\| +[0-9.]+ [num]?s +\|' || fail "no table after a pool died"
 echo "check_turns: a row per pool and the floors, ratios within cycles, --item bump-two, bad options refused"
