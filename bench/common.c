@@ -131,6 +131,11 @@ void bench_format_time(char *out, size_t size, double ns) {
     else snprintf(out, size, "%.1f ms", ns / 1e6);
 }
 
+void bench_format_fixed(char *out, size_t size, double value) {
+    if (isnan(value)) snprintf(out, size, "-");
+    else snprintf(out, size, "%.2f", value);
+}
+
 void bench_format_ratio(char *out, size_t size, double value, double reference) {
     if (isnan(value) || isnan(reference) || reference <= 0) snprintf(out, size, "-");
     else if (value / reference < 10) snprintf(out, size, "%.2f", value / reference);

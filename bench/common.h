@@ -33,6 +33,8 @@ void bench_print_machine(void);
 
 /* "352 ns", "52.9 us", "8.26 ms"; "-" for NaN. */
 void bench_format_time(char *out, size_t size, double ns);
+/* value to two decimals ("1.07"); "-" for NaN (a ratio with no pair to take it from). */
+void bench_format_fixed(char *out, size_t size, double value);
 /* value / reference in 2-3 significant digits; "-" when either is missing. */
 void bench_format_ratio(char *out, size_t size, double value, double reference);
 

@@ -257,10 +257,7 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
             size_t n = reference != SIZE_MAX && c != reference && c != floor && c != floor_context
                            ? ratio_of(&run, reference, c, use_median, &m, &lo, &hi)
                            : 0;
-            if (n)
-                snprintf(cell, BENCH_CELL, "%.2f", m);
-            else
-                snprintf(cell, BENCH_CELL, "-");
+            bench_format_fixed(cell, BENCH_CELL, n ? m : NAN);
             if (!use_median) {
                 if (n)
                     snprintf(CELL(c + 1, 3), BENCH_CELL, "%.2f-%.2f (%zu)", lo, hi, n);
@@ -274,10 +271,7 @@ int bench_pairs_run(options_t const *options, char **self_argv) {
                            ? ratio_of(&run, c, floors[k], 0, &m, &lo, &hi)
                            : 0;
             if (!n && k == 0 && c == floor_context) n = ratio_of(&run, c, floor, 0, &m, &lo, &hi);
-            if (n)
-                snprintf(CELL(c + 1, 6 + k), BENCH_CELL, "%.2f", m);
-            else
-                snprintf(CELL(c + 1, 6 + k), BENCH_CELL, "-");
+            bench_format_fixed(CELL(c + 1, 6 + k), BENCH_CELL, n ? m : NAN);
         }
     }
     bench_print_table(cells, count + 1, COLUMNS, 1);

@@ -144,14 +144,13 @@ typedef struct turn_config_t {
     int alive;
 } turn_config_t;
 
-/* The q-quantile (0..1) of `count` values, sorted in place; NaN for none. */
-static double quantile(double *values, size_t count, double q) {
-    if (!count) return NAN;
-    bench_median(values, count); /* sorts */
+/* The q-quantile (0..1) of `count` values already sorted (bench_median sorts), interpolated
+ * linearly between neighbours, as Python's statistics.quantiles(method="inclusive"). */
+static double quantile(double const *sorted, size_t count, double q) {
     double at = q * (double)(count - 1);
     size_t low = (size_t)at;
     double frac = at - (double)low;
-    return low + 1 < count ? values[low] * (1 - frac) + values[low + 1] * frac : values[low];
+    return low + 1 < count ? sorted[low] * (1 - frac) + sorted[low + 1] * frac : sorted[low];
 }
 
 /* a[c] / b[c] over the cycles where both have a batch, into `ratios`; how many. */
@@ -281,30 +280,24 @@ int bench_turns_run(options_t const *options, char **self_argv) {
         size_t n = 0;
         for (size_t c = 0; c < cycles; c++)
             if (ns[k][c] > 0) values[n++] = ns[k][c];
-        bench_format_time(CELL(k + 1, 1), BENCH_CELL, quantile(values, n, 0.5));
+        bench_format_time(CELL(k + 1, 1), BENCH_CELL, bench_median(values, n));
         int const is_floor = k == floor || k == floor_context;
         n = reference != SIZE_MAX && k != reference && !is_floor ? ratios_of(ns[reference], ns[k], cycles, values) : 0;
+        bench_format_fixed(CELL(k + 1, 2), BENCH_CELL, bench_median(values, n)); /* sorts them */
+        snprintf(CELL(k + 1, 3), BENCH_CELL, "-");
+        snprintf(CELL(k + 1, 4), BENCH_CELL, "-");
         if (n) {
             size_t within = 0;
             for (size_t i = 0; i < n; i++) within += values[i] <= 0.9;
             snprintf(CELL(k + 1, 4), BENCH_CELL, "%.0f%% of %zu", 100.0 * (double)within / (double)n, n);
-            double const q1 = quantile(values, n, 0.25), q3 = quantile(values, n, 0.75);
-            snprintf(CELL(k + 1, 2), BENCH_CELL, "%.2f", quantile(values, n, 0.5));
-            snprintf(CELL(k + 1, 3), BENCH_CELL, "%.2f-%.2f", q1, q3);
-        } else {
-            snprintf(CELL(k + 1, 2), BENCH_CELL, "-");
-            snprintf(CELL(k + 1, 3), BENCH_CELL, "-");
-            snprintf(CELL(k + 1, 4), BENCH_CELL, "-");
+            snprintf(CELL(k + 1, 3), BENCH_CELL, "%.2f-%.2f", quantile(values, n, 0.25), quantile(values, n, 0.75));
         }
         size_t const floors[2] = {floor, floor_context};
         for (int f = 0; f < 2; f++) {
             size_t const over = floors[f];
             n = over != SIZE_MAX && over != k && !(f == 1 && k == floor) ? ratios_of(ns[k], ns[over], cycles, values)
                                                                           : 0;
-            if (n)
-                snprintf(CELL(k + 1, 5 + f), BENCH_CELL, "%.2f", quantile(values, n, 0.5));
-            else
-                snprintf(CELL(k + 1, 5 + f), BENCH_CELL, "-");
+            bench_format_fixed(CELL(k + 1, 5 + f), BENCH_CELL, bench_median(values, n));
         }
     }
     bench_print_table(cells, count + 1, COLUMNS, 1);
