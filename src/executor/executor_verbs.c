@@ -69,7 +69,7 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
                                                 "executor's threads do not exist",
                            caller);
     uform__release_sync(executor);
-    return job->kind == UFORM_JOB_BODY ? status : call_failed(job, status, caller);
+    return job->kind == UFORM_JOB_BODY || status == UFORM_STATUS_OK ? status : call_failed(job, status, caller);
 }
 
 /** A fork-join verb's job, every field stored explicitly: a `= {...}` initializer zeroes the
