@@ -23,9 +23,18 @@ check_run "paired-rounds" '^2 paired rounds of the best batch, --item bump; ufor
 # to the first are of two different processes' times, never exactly 1 in every round.
 printf '%s\n' "$out" | sed -n 4p | grep -q ' 1\.000 (1\.00-1\.00)$' &&
   fail "the second build's times are the first's: rounds were not kept per build"
-check_run "--turns" '^3 cycles of turns, --item bump; uform:parked: [0-9]* ns$' --turns --cycles 3
+check_run "--turns" '^3 cycles of turns, --item bump, 1 process(es) each; uform:parked: [0-9]* ns$' --turns --cycles 3
 printf '%s\n' "$out" | sed -n 4p | grep -q ' 1\.000 (1\.00-1\.00)$' &&
   fail "with --turns the second build's times are the first's: cycles were not kept per build"
+# --processes: every build and the peer in that many processes (a mean per cycle); 1 to 8.
+check_run "--turns --processes 2" '^2 cycles of turns, --item bump, 2 process(es) each; uform:parked: [0-9]* ns$' \
+  --turns --cycles 2 --processes 2
+for bad in 0 9; do
+  if err=$(python3 "$src/scripts/bench-ab" --turns --processes $bad "$dir" "$dir" 2>&1); then
+    fail "--processes $bad was accepted"
+  fi
+  printf '%s\n' "$err" | grep -q -- '--processes must be 1 to 8' || fail "--processes $bad: no reason given: $err"
+done
 # A child that stops answering, or dies, ends a --turns run with its name, never a hang.
 stub=$(mktemp -d)
 trap 'rm -rf "$stub"' EXIT
