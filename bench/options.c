@@ -49,6 +49,9 @@ void bench_print_usage(FILE *out, char const *program) {
             "                     (what bench/RESULTS.md records)\n"
             "  --rounds N         fresh processes per configuration (median taken)\n"
             "  --cycles N         --turns' cycles, 1 to 4000 (default 400, --quick 40)\n"
+            "  --processes K      --turns: every pool (and floor) in K processes, 1 to 8 (default 1); a pool's\n"
+            "                     batch in a cycle is the mean of its processes': each process is one draw\n"
+            "                     of where its lines fall, which moves its time by up to a fifth\n"
             "  --duration S       timed fork-join seconds (after --warmup S, default 0.1)\n"
             "  --reduce-mib N     float32 MiB summed; --passes N timed passes\n"
             "  --wake-samples N   timed wakes, each after --wake-idle-ms N (default 10) idle, and as\n"
@@ -195,7 +198,8 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         static char const *const valued[] = {"--rounds", "--warmup",       "--duration", "--reduce-mib",
                                              "--passes", "--wake-samples", "--wake-idle-ms", "--short-idle-us",
                                              "--idle",   "--timeout",      "--peers",    "--counts", "--threads",
-                                             "--staging-mib", "--staging-reps", "--bodies", "--item", "--cycles", NULL};
+                                             "--staging-mib", "--staging-reps", "--bodies", "--item", "--cycles",
+                                             "--processes", NULL};
         int known = 0;
         for (size_t k = 0; valued[k]; k++)
             if (strcmp(a, valued[k]) == 0) known = 1;
@@ -211,6 +215,7 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         int bad = 0;
         if (strcmp(a, "--rounds") == 0) bad = parse_int(a, v, 1, 64, &o->rounds), o->rounds_given = 1;
         else if (strcmp(a, "--cycles") == 0) bad = parse_int(a, v, 1, 4000, &o->cycles);
+        else if (strcmp(a, "--processes") == 0) bad = parse_int(a, v, 1, 8, &o->processes);
         else if (strcmp(a, "--warmup") == 0) bad = parse_seconds(a, v, 0, 1, &o->warmup);
         else if (strcmp(a, "--duration") == 0) bad = parse_seconds(a, v, 1, 1, &o->duration);
         /* Per-lane float sums stay exact up to 2^22 values of at most 3 per lane: 1 GiB per call. */
@@ -240,8 +245,8 @@ int bench_parse_options(int argc, char **argv, options_t *o) {
         fprintf(stderr, "uform bench: --item is an option of --pairs and --turns; add one\n");
         return 2;
     }
-    if (o->cycles && !(o->parts & BENCH_PART_TURNS)) {
-        fprintf(stderr, "uform bench: --cycles is --turns' option; add --turns\n");
+    if ((o->cycles || o->processes) && !(o->parts & BENCH_PART_TURNS)) {
+        fprintf(stderr, "uform bench: --cycles and --processes are --turns' options; add --turns\n");
         return 2;
     }
     if (o->peers)

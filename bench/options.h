@@ -29,6 +29,7 @@ typedef struct options_t {
     unsigned parts;      /* bench_part_t bits */
     int rounds;
     int cycles;          /* --cycles: --turns' cycles; 0 = its default */
+    int processes;       /* --processes: --turns' processes per pool; 0 = 1 */
     int rounds_given;    /* --rounds was on the command line (--pairs has its own default) */
     double warmup;       /* seconds of fork-join before timing */
     double duration;     /* seconds of timed fork-join */

@@ -33,6 +33,8 @@
 #include "work.h"
 
 #define MAX_POOLS 16
+#define MAX_PROCESSES 8 /* --processes */
+#define MAX_ENTRIES (MAX_POOLS * MAX_PROCESSES)
 #define MAX_CYCLES 4000
 #define BATCH_SECONDS 0.002
 /* Untimed calls at the start of every turn: long enough for a resting pool's threads to wake
@@ -137,12 +139,19 @@ int bench_turns_child(options_t const *o, char const *spec) {
 
 /* ---- the parent ------------------------------------------------------------------------------ */
 
+/* A pool (or a floor): its row in the table. */
 typedef struct turn_config_t {
     char spec[128];
     char name[BENCH_CELL];
+} turn_config_t;
+
+/* One process of a pool (--processes: each pool in as many). */
+typedef struct turn_entry_t {
+    size_t pool; /* index into the configs */
+    char name[BENCH_CELL + 8]; /* the pool's, with " #k" when a pool has several processes */
     bench_live_child_t child;
     int alive;
-} turn_config_t;
+} turn_entry_t;
 
 /* The q-quantile (0..1) of `count` values already sorted (bench_median sorts), interpolated
  * linearly between neighbours, as Python's statistics.quantiles(method="inclusive"). */
@@ -172,6 +181,7 @@ int bench_turns_run(options_t const *options, char **self_argv) {
     options_t o = *options;
     size_t const cycles = o.cycles ? (size_t)o.cycles : o.quick ? 40 : 400; /* at most MAX_CYCLES: options.c */
     size_t const threads = o.threads_count ? o.threads[0] : 2;
+    size_t const processes = o.processes ? (size_t)o.processes : 1; /* at most MAX_PROCESSES: options.c */
     if (o.threads_count > 1) fprintf(stderr, "uform bench --turns: measures one thread count, %zu\n", threads);
     static turn_config_t configs[MAX_POOLS];
     size_t count = 0, reference = SIZE_MAX, floor = SIZE_MAX, floor_context = SIZE_MAX;
@@ -207,12 +217,22 @@ int bench_turns_run(options_t const *options, char **self_argv) {
     double const started = bench_now_seconds();
     run.machine_before = bench_machine_cpu();
     double const own_before = bench_own_cpu_seconds();
-    fprintf(stderr, "uform bench --turns: %zu pools x %zu cycles, about %.0f s\n", count, cycles,
-            (double)count * ((double)cycles * (TURN_WARMUP_SECONDS + BATCH_SECONDS + 0.0005) + o.warmup));
+    size_t const entries = count * processes;
+    fprintf(stderr, "uform bench --turns: %zu pools x %zu processes x %zu cycles, about %.0f s\n", count, processes,
+            cycles, (double)entries * ((double)cycles * (TURN_WARMUP_SECONDS + BATCH_SECONDS + 0.0005) + o.warmup));
+    /* Pool-major: a pool's processes take their turns one after another in a cycle. */
+    static turn_entry_t all[MAX_ENTRIES];
+    for (size_t e = 0; e < entries; e++) {
+        all[e] = (turn_entry_t){.pool = e / processes};
+        if (processes > 1)
+            snprintf(all[e].name, sizeof all[e].name, "%s #%zu", configs[e / processes].name, e % processes + 1);
+        else
+            snprintf(all[e].name, sizeof all[e].name, "%s", configs[e].name);
+    }
     char answer[256];
-    for (size_t k = 0; k < count; k++) {
-        turn_config_t *t = &configs[k];
-        bench_outcome_t outcome = bench_live_start(&t->child, self_argv, t->spec);
+    for (size_t k = 0; k < entries; k++) {
+        turn_entry_t *t = &all[k];
+        bench_outcome_t outcome = bench_live_start(&t->child, self_argv, configs[t->pool].spec);
         if (outcome == BENCH_OUTCOME_OK) outcome = bench_live_ask(&t->child, 0, o.timeout, answer, sizeof answer);
         if (outcome == BENCH_OUTCOME_OK && strcmp(answer, "ready") != 0) outcome = BENCH_OUTCOME_FAILED;
         t->alive = outcome == BENCH_OUTCOME_OK;
@@ -222,21 +242,21 @@ int bench_turns_run(options_t const *options, char **self_argv) {
             if (t->child.pid) bench_live_end(&t->child, 1);
         }
     }
-    static double ns[MAX_POOLS][MAX_CYCLES];
-    for (size_t k = 0; k < count; k++)
-        for (size_t c = 0; c < cycles; c++) ns[k][c] = NAN;
+    static double entry_ns[MAX_ENTRIES][MAX_CYCLES];
+    for (size_t k = 0; k < entries; k++)
+        for (size_t c = 0; c < cycles; c++) entry_ns[k][c] = NAN;
     int const tty = isatty(STDERR_FILENO);
     for (size_t c = 0; c < cycles; c++) {
         if (tty && c % 20 == 0) fprintf(stderr, "\r\033[Kuform bench --turns: cycle %zu/%zu", c + 1, cycles);
-        for (size_t j = 0; j < count; j++) {
-            size_t const k = c % 2 ? count - 1 - j : j;
-            turn_config_t *t = &configs[k];
+        for (size_t j = 0; j < entries; j++) {
+            size_t const k = c % 2 ? entries - 1 - j : j;
+            turn_entry_t *t = &all[k];
             if (!t->alive) continue;
             bench_outcome_t outcome = bench_live_ask(&t->child, 't', o.timeout, answer, sizeof answer);
             double value = NAN;
             if (outcome == BENCH_OUTCOME_OK && sscanf(answer, "ns=%lf", &value) != 1) outcome = BENCH_OUTCOME_FAILED;
             if (outcome == BENCH_OUTCOME_OK) {
-                ns[k][c] = value;
+                entry_ns[k][c] = value;
                 continue;
             }
             fprintf(stderr, "%suform bench --turns: %s, cycle %zu: %s\n", tty ? "\r\033[K" : "", t->name, c + 1,
@@ -246,26 +266,40 @@ int bench_turns_run(options_t const *options, char **self_argv) {
             if (t->child.pid) bench_live_end(&t->child, 1);
         }
     }
-    for (size_t k = 0; k < count; k++) {
-        if (!configs[k].alive) continue;
-        bench_outcome_t outcome = bench_live_end(&configs[k].child, o.timeout);
+    for (size_t k = 0; k < entries; k++) {
+        if (!all[k].alive) continue;
+        bench_outcome_t outcome = bench_live_end(&all[k].child, o.timeout);
         if (outcome != BENCH_OUTCOME_OK) {
-            fprintf(stderr, "uform bench --turns: %s at the end: %s\n", configs[k].name, bench_outcome_text(outcome));
+            fprintf(stderr, "uform bench --turns: %s at the end: %s\n", all[k].name, bench_outcome_text(outcome));
             run.any_failed = 1;
         }
     }
+    /* A pool's batch in a cycle: the mean of its processes' batches that came (NAN: none). */
+    static double ns[MAX_POOLS][MAX_CYCLES];
+    for (size_t k = 0; k < count; k++)
+        for (size_t c = 0; c < cycles; c++) {
+            double sum = 0;
+            size_t got = 0;
+            for (size_t e = k * processes; e < (k + 1) * processes; e++)
+                if (entry_ns[e][c] > 0) sum += entry_ns[e][c], got++;
+            ns[k][c] = got ? sum / (double)got : NAN;
+        }
     signal(SIGPIPE, old_pipe);
     run.wall = bench_now_seconds() - started;
     run.machine_after = bench_machine_cpu();
     run.own_cpu = bench_own_cpu_seconds() - own_before;
     fprintf(stderr, "%suform bench --turns: done in %.0f s\n", tty ? "\r\033[K" : "", run.wall);
 
-    char text[2048];
+    char text[2048], processes_text[96];
+    if (processes > 1)
+        snprintf(processes_text, sizeof processes_text, "%zu processes of its own (its batch: their mean)", processes);
+    else
+        snprintf(processes_text, sizeof processes_text, "its own process");
     snprintf(text, sizeof text,
-             "%zu cycles, %zu threads, every pool alive in its own process for the whole run, taking turns (the "
+             "%zu cycles, %zu threads, every pool alive in %s for the whole run, taking turns (the "
              "order reversed every other cycle): a %.0f ms batch per turn after %.0f ms of warm-up, the batch sized in "
              "a first %.2g s turn; --item %s%s%s",
-             cycles, threads, BATCH_SECONDS * 1e3, TURN_WARMUP_SECONDS * 1e3, o.warmup, o.item ? o.item : "bump",
+             cycles, threads, processes_text, BATCH_SECONDS * 1e3, TURN_WARMUP_SECONDS * 1e3, o.warmup, o.item ? o.item : "bump",
              left_out[0] ? "; left out, as they cannot rest their threads between turns: " : "", left_out);
     bench_rounds_print_header(&run, &o, "--turns", "", text);
     enum { COLUMNS = 7 };

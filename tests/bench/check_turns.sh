@@ -3,7 +3,7 @@
 # `uform bench --turns` as documented: every pool alive in its own process, taking turns; a row
 # per pool with its median batch, its ratio to uform SPINNING (median, middle half, the share of
 # cycles at most 0.9) and to both floors; the cycle count in the settings; options refused where
-# they do not belong. A tiny run (uform's two moods, 6 cycles); the figures themselves are not judged.
+# they do not belong; --processes. A tiny run (uform's two moods, 6 cycles); the figures themselves are not judged.
 set -eu
 bench=$1
 fail() { echo "check_turns: $*" >&2; exit 1; }
@@ -21,6 +21,15 @@ printf '%s\n' "$out" | grep -Eq "^\| floor, with the call's context +\| +[0-9.]+
 two=$($bench --turns --cycles 2 --peers uform --warmup 0.01 --item bump-two 2>/dev/null) ||
   fail "the run with --item bump-two failed"
 printf '%s\n' "$two" | grep -q -- '--item bump-two' || fail "the settings do not say --item bump-two"
+# --processes 2: every pool in two processes, still a row per pool, its ratios over every cycle.
+pair=$($bench --turns --cycles 4 --processes 2 --peers uform --warmup 0.01 2>/dev/null) || fail "the run with --processes 2 failed"
+printf '%s\n' "$pair" | grep -q 'every pool alive in 2 processes of its own (its batch: their mean)' ||
+  fail "the settings do not say 2 processes"
+[ "$(printf '%s\n' "$pair" | grep -c '^| uform parked ')" -eq 1 ] || fail "--processes 2 did not give one row per pool"
+printf '%s\n' "$pair" | grep -Eq '^\| uform parked +\| +[0-9.]+ [num]?s +\| +[0-9]+\.[0-9]+ \| +[0-9.]+-[0-9.]+ \| +[0-9]+% of 4 \|' ||
+  fail "with --processes 2 the uform PARKED row has no ratio over 4 cycles"
+if $bench --turns --processes 9 >/dev/null 2>&1; then fail "--processes 9 was accepted"; fi
+if $bench --pairs --processes 2 >/dev/null 2>&1; then fail "--processes without --turns was accepted"; fi
 if $bench --turns --cycles 0 >/dev/null 2>&1; then fail "--cycles 0 was accepted"; fi
 if $bench --pairs --cycles 5 >/dev/null 2>&1; then fail "--cycles without --turns was accepted"; fi
 # A pool that cannot answer a turn is reported and fails the run, but never hangs it.
@@ -39,4 +48,14 @@ for pool in "uform spinning" "uform parked" "floor (two pinned threads)" "floor,
 done
 printf '%s\n' "$died" | grep -q 'FAILED a correctness check, crashed or hung' || fail "no note under the table"
 printf '%s\n' "$died" | grep -Eq '^\| uform spinning +\| +[0-9.]+ [num]?s +\|' || fail "no table after a pool died"
+# With two processes a pool, each dead process is named by its number.
+set +e
+UFORM_BENCH_TURNS_DIE_AT=2 $bench --turns --cycles 3 --processes 2 --peers uform --warmup 0.01 >/dev/null 2>"${TMPDIR:-/tmp}/turns.$$"
+status=$?
+set -e
+err=$(cat "${TMPDIR:-/tmp}/turns.$$"); rm -f "${TMPDIR:-/tmp}/turns.$$"
+[ "$status" -eq 1 ] || fail "a --processes 2 run whose pools died exited $status, not 1"
+for pool in "uform spinning #1" "uform spinning #2" "uform parked #2"; do
+  printf '%s\n' "$err" | grep -qF "$pool, cycle 2: FAILED" || fail "the dead process $pool is not named: $err"
+done
 echo "check_turns: a row per pool and the floors, ratios within cycles, --item bump-two, bad options refused"
