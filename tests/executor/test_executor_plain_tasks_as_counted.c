@@ -1,0 +1,126 @@
+/* A call with no progress and no cancel flag (call NULL) runs its tasks through a loop of its own,
+ * and a 1-thread one without copying the job (executor_fork_join.c, run_plain_tasks). It must
+ * keep every rule of the general loop, which a progress callback selects: the same tasks run, a
+ * failure stops the thread's later tasks, the failing callback's own message is the call's, the
+ * first task of a share starts even after another share failed, and the inline path runs tasks
+ * [first, n) in order. Each case runs both ways and compares. */
+#include <stdio.h>
+#include <string.h>
+
+#include "executor/executor_test_util.h"
+#include "test.h"
+
+enum { TASKS = 64, FAIL_AT = 5 };
+
+static _Atomic uint32_t ran[TASKS];
+static _Atomic size_t order_next;
+static size_t order[TASKS];
+
+static void reset(void) {
+    for (size_t i = 0; i < TASKS; i++) atomic_store(&ran[i], 0);
+    atomic_store(&order_next, 0);
+}
+
+/* Fails at FAIL_AT, leaving a message of its own on the thread (a refused nested call's). */
+static uform_status_t fail_with_message(void *context, size_t task, size_t thread) {
+    (void)context;
+    (void)thread;
+    atomic_fetch_add(&ran[task], 1);
+    order[atomic_fetch_add(&order_next, 1) % TASKS] = task;
+    if (task != FAIL_AT) return UFORM_STATUS_OK;
+    uform_executor_for_n(NULL, NULL, 1, NULL, NULL); /* "the callback is NULL" */
+    return UFORM_STATUS_CALLBACK_FAILED;
+}
+
+static uform_status_t count_only(void *context, size_t task, size_t thread) {
+    (void)context;
+    (void)thread;
+    atomic_fetch_add(&ran[task], 1);
+    order[atomic_fetch_add(&order_next, 1) % TASKS] = task;
+    return UFORM_STATUS_OK;
+}
+
+static void no_report(void *context, size_t done, size_t total) {
+    (void)context;
+    (void)done;
+    (void)total;
+}
+
+typedef struct outcome_t {
+    uform_status_t status;
+    char message[256];
+    uint32_t ran[TASKS];
+    size_t order[TASKS], count;
+} outcome_t;
+
+/* Runs for_n (or its dynamic form) of `n` tasks of `task`, plain (call NULL) or counted (a
+ * progress callback, which takes the general loop). */
+static outcome_t run(uform_executor_t *executor, bool dynamic, bool plain, size_t n, uform_task_t task) {
+    reset();
+    uform_call_t call = UFORM_CALL_INIT;
+    call.progress = no_report;
+    const uform_call_t *which = plain ? NULL : &call;
+    outcome_t outcome;
+    memset(&outcome, 0, sizeof outcome);
+    outcome.status = dynamic ? uform_executor_for_n_dynamic(executor, which, n, task, NULL)
+                             : uform_executor_for_n(executor, which, n, task, NULL);
+    snprintf(outcome.message, sizeof outcome.message, "%s", outcome.status ? uform_last_error() : "");
+    for (size_t i = 0; i < TASKS; i++) outcome.ran[i] = atomic_load(&ran[i]);
+    outcome.count = atomic_load(&order_next);
+    memcpy(outcome.order, order, sizeof order);
+    return outcome;
+}
+
+/* One thread: the same tasks, in the same order, with the same status and message. */
+static void same_inline(uform_executor_t *executor, bool dynamic, size_t n, uform_task_t task) {
+    outcome_t plain = run(executor, dynamic, true, n, task), counted = run(executor, dynamic, false, n, task);
+    CHECK_EQ_INT(plain.status, counted.status);
+    CHECK(strcmp(plain.message, counted.message) == 0);
+    CHECK_EQ_INT(plain.count, counted.count);
+    for (size_t i = 0; i < TASKS; i++) CHECK_EQ_INT(plain.ran[i], counted.ran[i]);
+    for (size_t i = 0; i < plain.count && i < TASKS; i++) CHECK_EQ_INT(plain.order[i], i); /* in order */
+}
+
+int main(void) {
+    uform_executor_t *one = NULL, *two = NULL;
+    CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 1, 0, &one));
+    CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &two));
+
+    /* Inline (the NULL executor, a 1-thread executor, a single task): every task to the failure,
+     * none after it, the callback's message in the call's. */
+    for (int dynamic = 0; dynamic < 2; dynamic++) {
+        same_inline(NULL, dynamic, TASKS, fail_with_message);
+        same_inline(one, dynamic, TASKS, fail_with_message);
+        same_inline(one, dynamic, TASKS, count_only);
+        same_inline(two, dynamic, 1, count_only);
+        outcome_t failed = run(one, dynamic, true, TASKS, fail_with_message);
+        CHECK_EQ_INT(failed.status, UFORM_STATUS_CALLBACK_FAILED);
+        CHECK_EQ_INT(failed.count, (size_t)FAIL_AT + 1);
+        CHECK(strstr(failed.message, "callback is NULL") != NULL);
+    }
+
+    /* Two threads, 12 tasks: shares [0, 6) and [6, 12). The failure at FAIL_AT stops share 0
+     * there; share 1 runs at least its first task whatever happened (a barrier between slots
+     * must end), and no task runs twice. Plain and counted agree on that much. */
+    for (int round = 0; round < 200; round++) {
+        outcome_t plain = run(two, false, true, 12, fail_with_message);
+        CHECK_EQ_INT(plain.status, UFORM_STATUS_CALLBACK_FAILED);
+        CHECK(strstr(plain.message, "callback is NULL") != NULL);
+        for (size_t i = 0; i <= FAIL_AT; i++) CHECK_EQ_INT(plain.ran[i], 1); /* share 0 up to its failure */
+        CHECK_EQ_INT(plain.ran[6], 1);                                        /* share 1's first task */
+        for (size_t i = 0; i < 12; i++) CHECK(plain.ran[i] <= 1);             /* none twice */
+        outcome_t counted = run(two, false, false, 12, fail_with_message);
+        CHECK_EQ_INT(counted.status, plain.status);
+        CHECK_EQ_INT(counted.ran[6], 1);
+    }
+    /* Without a failure every task runs exactly once, both ways, static and dynamic. */
+    for (int dynamic = 0; dynamic < 2; dynamic++)
+        for (int plain = 0; plain < 2; plain++) {
+            outcome_t all = run(two, dynamic, plain, TASKS, count_only);
+            CHECK_OK(all.status);
+            for (size_t i = 0; i < TASKS; i++) CHECK_EQ_INT(all.ran[i], 1);
+        }
+    CHECK_OK(uform_executor_free(one));
+    CHECK_OK(uform_executor_free(two));
+    TEST_DONE();
+}
