@@ -1,11 +1,13 @@
 /* A call with no progress and no cancel flag (call NULL) runs its tasks through a loop of its own,
  * and a 1-thread one without copying the job (executor_fork_join.c, run_plain_tasks). It must
  * keep every rule of the general loop, which a progress callback selects: the same tasks run, a
- * failure stops the thread's later tasks, the failing callback's own message is the call's, the
- * first task of a share starts even after another share failed, and the inline path runs tasks
- * [first, n) in order. Each case runs both ways and compares. */
+ * failure stops the later tasks of its own share and of the others, the failing callback's own
+ * message is the call's, the first task of a share starts even after another share failed, and
+ * the inline path runs tasks [first, n) in order. Each case runs both ways and compares. */
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "executor/executor_test_util.h"
 #include "test.h"
@@ -44,6 +46,26 @@ static void no_report(void *context, size_t done, size_t total) {
     (void)context;
     (void)done;
     (void)total;
+}
+
+/* For "another share's failure stops this share": task 0 (share 0's first) fails at once; task 6
+ * (share 1's first) waits until it has, then long enough for the call to record it, so share 1's
+ * later tasks (7 to 11) must not start. */
+static _Atomic int first_failed;
+static uform_status_t fail_first_hold_other(void *context, size_t task, size_t thread) {
+    (void)context;
+    (void)thread;
+    atomic_fetch_add(&ran[task], 1);
+    if (task == 0) {
+        atomic_store(&first_failed, 1);
+        return UFORM_STATUS_CALLBACK_FAILED;
+    }
+    if (task == 6) {
+        while (!atomic_load(&first_failed)) sched_yield();
+        struct timespec settle = {0, 200 * 1000 * 1000}; /* the failure is recorded right after the return */
+        nanosleep(&settle, NULL);
+    }
+    return UFORM_STATUS_OK;
 }
 
 typedef struct outcome_t {
@@ -112,6 +134,16 @@ int main(void) {
         outcome_t counted = run(two, false, false, 12, fail_with_message);
         CHECK_EQ_INT(counted.status, plain.status);
         CHECK_EQ_INT(counted.ran[6], 1);
+    }
+    /* Share 0 fails at its first task while share 1 runs its first: share 1 stops there. */
+    for (int plain = 0; plain < 2; plain++) {
+        atomic_store(&first_failed, 0);
+        outcome_t stopped = run(two, false, plain, 12, fail_first_hold_other);
+        CHECK_EQ_INT(stopped.status, UFORM_STATUS_CALLBACK_FAILED);
+        CHECK_EQ_INT(stopped.ran[0], 1);
+        CHECK_EQ_INT(stopped.ran[6], 1);
+        for (size_t i = 1; i < 12; i++)
+            if (i != 6) CHECK_EQ_INT(stopped.ran[i], 0);
     }
     /* Without a failure every task runs exactly once, both ways, static and dynamic. */
     for (int dynamic = 0; dynamic < 2; dynamic++)
