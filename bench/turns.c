@@ -242,6 +242,18 @@ int bench_turns_run(options_t const *options, char **self_argv) {
             if (t->child.pid) bench_live_end(&t->child, 1);
         }
     }
+    /* A pool some of whose processes started and some did not would average fewer draws than
+     * the settings line says: that fails the run (a pool none of whose processes could start
+     * is left out, as with one process). */
+    for (size_t k = 0; k < count; k++) {
+        size_t started_here = 0;
+        for (size_t e = k * processes; e < (k + 1) * processes; e++) started_here += all[e].alive != 0;
+        if (started_here && started_here < processes) {
+            fprintf(stderr, "uform bench --turns: %s: %zu of its %zu processes started\n", configs[k].name,
+                    started_here, processes);
+            run.any_failed = 1;
+        }
+    }
     static double entry_ns[MAX_ENTRIES][MAX_CYCLES];
     for (size_t k = 0; k < entries; k++)
         for (size_t c = 0; c < cycles; c++) entry_ns[k][c] = NAN;

@@ -195,8 +195,9 @@ static inline bool plain_tasks(const uform__job_t *job) {
 /** Tasks [begin, end) of a plain job (plain_tasks), begin < end: run_task's checks without the
  *  progress and cancel branches it would test on every task. The same rules: the first task
  *  starts unless the call is FORKED or this is a fork()ed child (may_begin); a later one only
- *  while no task of the call has failed; a fork() in a task stops the share at once. About a
- *  third fewer instructions per task than run_task (callgrind, bench/RESULTS.md). */
+ *  while no task of the call has failed; a fork() in a task stops the share at once. With the
+ *  inline path below, a 1-thread call of 2 tasks went from 393 to 333 instructions (callgrind,
+ *  bench/RESULTS.md). */
 static void run_plain_tasks(const share_env_t *env, size_t begin, size_t end, size_t thread, unsigned serial) {
     uform_task_t task = (uform_task_t)env->job->function;
     void *context = env->job->context;
@@ -294,10 +295,10 @@ uform_status_t uform__run_inline(const uform_executor_t *executor_or_null, const
     uform__progress_state_t progress = {0, 0};
     char message[UFORM_FAILURE_MESSAGE_];
     message[0] = 0; /* not the whole buffer: this runs on every inline call */
-    if ((job_in->kind == UFORM_JOB_FOR_N || job_in->kind == UFORM_JOB_FOR_N_DYNAMIC) && plain_tasks(job_in)) {
+    if ((job_in->kind == UFORM_JOB_FOR_N || job_in->kind == UFORM_JOB_FOR_N_DYNAMIC) && plain_tasks(job_in) &&
+        job_in->first < job_in->n) {
         /* Tasks [first, n) in order, as the split of one thread would give them: no copy of the
-         * job to hold a split, no share dispatch (about half the instructions of a 1-thread
-         * call, callgrind in bench/RESULTS.md). */
+         * job to hold a split, no share dispatch. */
         share_env_t env = {job_in, 1, &failure, NULL, &progress, executor_or_null, message};
         run_plain_tasks(&env, job_in->first, job_in->n, 0, uform__error_serial());
         uform_status_t status = (uform_status_t)atomic_load_explicit(&failure, memory_order_relaxed);

@@ -35,6 +35,10 @@ for bad in 0 9; do
   fi
   printf '%s\n' "$err" | grep -q -- '--processes must be 1 to 8' || fail "--processes $bad: no reason given: $err"
 done
+if err=$(python3 "$src/scripts/bench-ab" --processes 2 "$dir" "$dir" 2>&1); then
+  fail "--processes without --turns was accepted"
+fi
+printf '%s\n' "$err" | grep -q -- "--processes is --turns' option" || fail "--processes without --turns: no reason given: $err"
 # A child that stops answering, or dies, ends a --turns run with its name, never a hang.
 stub=$(mktemp -d)
 trap 'rm -rf "$stub"' EXIT

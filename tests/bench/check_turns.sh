@@ -57,5 +57,6 @@ err=$(cat "${TMPDIR:-/tmp}/turns.$$"); rm -f "${TMPDIR:-/tmp}/turns.$$"
 [ "$status" -eq 1 ] || fail "a --processes 2 run whose pools died exited $status, not 1"
 for pool in "uform spinning #1" "uform spinning #2" "uform parked #2"; do
   printf '%s\n' "$err" | grep -qF "$pool, cycle 2: FAILED" || fail "the dead process $pool is not named: $err"
+  printf '%s\n' "$err" | grep -qF "$pool, cycle 3" && fail "the dead process $pool was asked for another turn: $err"
 done
 echo "check_turns: a row per pool and the floors, ratios within cycles, --item bump-two, bad options refused"

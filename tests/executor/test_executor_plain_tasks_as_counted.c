@@ -7,12 +7,11 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-#include "executor/executor_test_util.h"
+#include "executor/executor_internal.h"
 #include "test.h"
 
-enum { TASKS = 64, FAIL_AT = 5 };
+enum { TASKS = 64, FAIL_AT = 3 };
 
 static _Atomic uint32_t ran[TASKS];
 static _Atomic size_t order_next;
@@ -49,22 +48,16 @@ static void no_report(void *context, size_t done, size_t total) {
 }
 
 /* For "another share's failure stops this share": task 0 (share 0's first) fails at once; task 6
- * (share 1's first) waits until it has, then long enough for the call to record it, so share 1's
- * later tasks (7 to 11) must not start. */
-static _Atomic int first_failed;
+ * (share 1's first, run by the worker or stolen by the caller) waits until the call has recorded
+ * that failure (the executor's failure word), so share 1's later tasks (7 to 11) must not start. */
+static uform_executor_t *watched;
 static uform_status_t fail_first_hold_other(void *context, size_t task, size_t thread) {
     (void)context;
     (void)thread;
     atomic_fetch_add(&ran[task], 1);
-    if (task == 0) {
-        atomic_store(&first_failed, 1);
-        return UFORM_STATUS_CALLBACK_FAILED;
-    }
-    if (task == 6) {
-        while (!atomic_load(&first_failed)) sched_yield();
-        struct timespec settle = {0, 200 * 1000 * 1000}; /* the failure is recorded right after the return */
-        nanosleep(&settle, NULL);
-    }
+    if (task == 0) return UFORM_STATUS_CALLBACK_FAILED;
+    if (task == 6)
+        while (atomic_load(&watched->failure) == UFORM_STATUS_OK) sched_yield();
     return UFORM_STATUS_OK;
 }
 
@@ -121,23 +114,25 @@ int main(void) {
         CHECK(strstr(failed.message, "callback is NULL") != NULL);
     }
 
-    /* Two threads, 12 tasks: shares [0, 6) and [6, 12). The failure at FAIL_AT stops share 0
-     * there; share 1 runs at least its first task whatever happened (a barrier between slots
-     * must end), and no task runs twice. Plain and counted agree on that much. */
+    /* Two threads, 12 tasks: shares [0, 6) and [6, 12). The failure at FAIL_AT (3) stops share 0
+     * there (4 and 5 never run); share 1 runs at least its first task whatever happened (a
+     * barrier between slots must end), and no task runs twice. Plain and counted agree. */
     for (int round = 0; round < 200; round++) {
         outcome_t plain = run(two, false, true, 12, fail_with_message);
         CHECK_EQ_INT(plain.status, UFORM_STATUS_CALLBACK_FAILED);
         CHECK(strstr(plain.message, "callback is NULL") != NULL);
         for (size_t i = 0; i <= FAIL_AT; i++) CHECK_EQ_INT(plain.ran[i], 1); /* share 0 up to its failure */
+        for (size_t i = FAIL_AT + 1; i < 6; i++) CHECK_EQ_INT(plain.ran[i], 0); /* and no further */
         CHECK_EQ_INT(plain.ran[6], 1);                                        /* share 1's first task */
         for (size_t i = 0; i < 12; i++) CHECK(plain.ran[i] <= 1);             /* none twice */
         outcome_t counted = run(two, false, false, 12, fail_with_message);
         CHECK_EQ_INT(counted.status, plain.status);
         CHECK_EQ_INT(counted.ran[6], 1);
+        for (size_t i = FAIL_AT + 1; i < 6; i++) CHECK_EQ_INT(counted.ran[i], 0);
     }
     /* Share 0 fails at its first task while share 1 runs its first: share 1 stops there. */
+    watched = two;
     for (int plain = 0; plain < 2; plain++) {
-        atomic_store(&first_failed, 0);
         outcome_t stopped = run(two, false, plain, 12, fail_first_hold_other);
         CHECK_EQ_INT(stopped.status, UFORM_STATUS_CALLBACK_FAILED);
         CHECK_EQ_INT(stopped.ran[0], 1);
