@@ -224,10 +224,9 @@ int bench_turns_run(options_t const *options, char **self_argv) {
     static turn_entry_t all[MAX_ENTRIES];
     for (size_t e = 0; e < entries; e++) {
         all[e] = (turn_entry_t){.pool = e / processes};
-        if (processes > 1)
-            snprintf(all[e].name, sizeof all[e].name, "%s #%zu", configs[e / processes].name, e % processes + 1);
-        else
-            snprintf(all[e].name, sizeof all[e].name, "%s", configs[e].name);
+        char number[16] = "";
+        if (processes > 1) snprintf(number, sizeof number, " #%zu", e % processes + 1);
+        snprintf(all[e].name, sizeof all[e].name, "%s%s", configs[all[e].pool].name, number);
     }
     char answer[256];
     for (size_t k = 0; k < entries; k++) {
