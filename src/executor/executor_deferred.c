@@ -100,6 +100,10 @@ uform_status_t uform__deferred_submit(uform_executor_t *executor, const uform__j
     }
     if (deferred->job.kind == UFORM_JOB_FOR_THREADS) deferred->job.n = deferred->job.total = executor->threads;
     pthread_mutex_lock(&executor->lock);
+    /* Revoked here, where the submitter is most often the owner (free of cost), rather than by
+     * the leader, for whom it would be another thread's bias (a barrier); no bias is granted
+     * while this call is outstanding. */
+    uform__bias_revoke_locked(executor);
     if (atomic_load(&executor->hold) & UFORM_HOLD_CLOSING) {
         pthread_mutex_unlock(&executor->lock);
         uform__leave(executor);

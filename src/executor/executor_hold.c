@@ -17,6 +17,7 @@
  * mutex right after another thread unlocked it safe, which is all free relies on. */
 #include "core/error.h"
 #include "executor/executor_internal.h"
+#include "executor/executor_test_hooks.h"
 
 void (*_Atomic uform__test_before_leave)(void); /* static storage: starts NULL */
 
@@ -28,16 +29,18 @@ static uint32_t entered(uint32_t hold) { return hold / UFORM_HOLD_ENTERED; }
 
 static bool condition_holds(uform_executor_t *executor, uform__wait_t what, uint64_t target) {
     uint32_t hold = atomic_load(&executor->hold);
+    /* A synchronous call held by the bias is in the word as BIASED once revoked: every waiter
+     * revokes before it waits, and no bias is granted while one waits (WAITERS is set). */
     switch (what) {
     case UFORM_WAIT_CLAIM:
         /* Earlier deferred calls first (submission order), and the leader off the workers. */
         return (hold & UFORM_HOLD_CLOSING) || (executor->completed >= target && !(hold & UFORM_HOLD_LEADER));
     case UFORM_WAIT_LEADER:
         /* Not while a synchronous call runs, nor ahead of a claimer it is not owed. */
-        return !(hold & UFORM_HOLD_SYNC) && !((hold & UFORM_HOLD_CLAIM) && target > executor->claim_target);
+        return !(hold & UFORM_HOLD_RUNNING) && !((hold & UFORM_HOLD_CLAIM) && target > executor->claim_target);
     case UFORM_WAIT_IDLE:
     case UFORM_WAIT_CLOSED: {
-        bool idle = executor->completed >= target && !(hold & (UFORM_HOLD_SYNC | UFORM_HOLD_CLAIM));
+        bool idle = executor->completed >= target && !(hold & (UFORM_HOLD_RUNNING | UFORM_HOLD_CLAIM));
         return what == UFORM_WAIT_IDLE ? idle : idle && entered(hold) == 1; /* free: the only one left */
     }
     }
@@ -109,35 +112,82 @@ uform_status_t uform__enter_call(const uform_executor_t *executor, const char *c
     return checks_once_entered(executor, uform__enter(executor), caller);
 }
 
-uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller) {
-    /* Fast path: nothing queued, no flag set: enter and hold in one CAS. */
-    uint32_t hold = atomic_load_explicit(&executor->hold, memory_order_relaxed);
-    if (!(hold & UFORM_HOLD_FLAGS) && atomic_load_explicit(&executor->outstanding, memory_order_acquire) == 0 &&
-        atomic_compare_exchange_strong(&executor->hold, &hold, hold + UFORM_HOLD_ENTERED + UFORM_HOLD_SYNC)) {
-        /* Held (so no callback of this executor runs: nobody can belong to it), unless forked. */
-        if (uform__forked_since(executor->fork_generation))
-            return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do "
-                                                    "not exist in this process",
-                               caller);
-        return UFORM_STATUS_OK;
-    }
+static uform_status_t forked_error(const char *caller) {
+    return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do not exist "
+                                            "in this process",
+                       caller);
+}
 
-    uform_status_t status = uform__enter_call(executor, caller);
-    if (status != UFORM_STATUS_OK) return status;
+static uform_status_t contended_error(const char *caller) {
+    return uform__fail(UFORM_STATUS_CONTENDED,
+                       "%s: another thread's call holds this executor (an executor runs one call at a time)", caller);
+}
+
+/** The word's fast path took SYNC, then found a bias its first read missed: one granted behind
+ *  that read (by a thread that has released since) or being revoked. Settled under the lock:
+ *  the owner found inside keeps the executor and this call is CONTENDED. */
+static uform_status_t settle_raced_bias(uform_executor_t *executor, const char *caller) {
     pthread_mutex_lock(&executor->lock);
-    hold = atomic_load(&executor->hold);
+    bool owner_inside = uform__bias_revoke_locked(executor);
+    if (owner_inside) atomic_fetch_sub(&executor->hold, UFORM_HOLD_SYNC);
+    pthread_cond_broadcast(&executor->changed);
+    pthread_mutex_unlock(&executor->lock);
+    if (!owner_inside) return UFORM_STATUS_OK;
+    uform__leave(executor);
+    return contended_error(caller);
+}
+
+uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, bool *biased) {
+    *biased = false;
+    uform_status_t status;
+    uintptr_t bias = atomic_load_explicit(&executor->bias, memory_order_relaxed);
+    if (bias > UFORM_BIAS_OFF) {
+        /* Some thread's bias: ours (enter without a locked instruction), or another's (the slow
+         * path takes it back). */
+        uform__bias_entry_t entry = uform__bias_enter(executor, bias);
+        if (entry == UFORM_BIAS_ENTERED) {
+            /* Like the word's fast path, a fork()ed child keeps the hold: nothing is left to it. */
+            if (uform__forked_since(executor->fork_generation)) return forked_error(caller);
+            *biased = true;
+            return UFORM_STATUS_OK;
+        }
+        if (entry == UFORM_BIAS_STEPPED_OUT)
+            status = checks_once_entered(executor, atomic_load(&executor->hold), caller);
+        else
+            status = uform__enter_call(executor, caller);
+    } else {
+        /* Fast path: nothing queued, no flag set: enter and hold in one CAS. */
+        void (*hook)(int) = atomic_load_explicit(&uform__test_bias_window, memory_order_relaxed);
+        if (hook) hook(2);
+        uint32_t hold = atomic_load_explicit(&executor->hold, memory_order_relaxed);
+        if (!(hold & UFORM_HOLD_FLAGS) && atomic_load_explicit(&executor->outstanding, memory_order_acquire) == 0 &&
+            atomic_compare_exchange_strong(&executor->hold, &hold, hold + UFORM_HOLD_ENTERED + UFORM_HOLD_SYNC)) {
+            /* Held (so no callback of this executor runs: nobody can belong to it), unless forked. */
+            if (uform__forked_since(executor->fork_generation)) return forked_error(caller);
+            /* Read again after the CAS: a bias granted before it, by the thread whose release the
+             * CAS followed, is seen here. */
+            bias = atomic_load(&executor->bias);
+            if (bias == UFORM_BIAS_NONE || bias == UFORM_BIAS_OFF) return UFORM_STATUS_OK;
+            return settle_raced_bias(executor, caller);
+        }
+        status = uform__enter_call(executor, caller);
+    }
+    if (status != UFORM_STATUS_OK) return status;
+
+    pthread_mutex_lock(&executor->lock);
+    /* Under the lock from here to CLAIM: no bias is granted behind this revocation. */
+    uform__bias_revoke_locked(executor);
+    uint32_t hold = atomic_load(&executor->hold);
     for (;;) {
         if (hold & UFORM_HOLD_CLOSING) {
             pthread_mutex_unlock(&executor->lock);
             uform__leave(executor);
             return closing_error(caller);
         }
-        if (hold & (UFORM_HOLD_SYNC | UFORM_HOLD_CLAIM)) {
+        if (hold & (UFORM_HOLD_RUNNING | UFORM_HOLD_CLAIM)) {
             pthread_mutex_unlock(&executor->lock);
             uform__leave(executor);
-            return uform__fail(UFORM_STATUS_CONTENDED,
-                               "%s: another thread's call holds this executor (an executor runs one call at a time)",
-                               caller);
+            return contended_error(caller);
         }
         if (atomic_compare_exchange_weak(&executor->hold, &hold, hold | UFORM_HOLD_CLAIM)) break;
     }
@@ -157,14 +207,24 @@ uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller) 
     return UFORM_STATUS_OK;
 }
 
-void uform__release_sync(uform_executor_t *executor) { leave_with(executor, UFORM_HOLD_ENTERED + UFORM_HOLD_SYNC); }
+void uform__release_sync(uform_executor_t *executor, bool biased) {
+    if (biased) {
+        uform__bias_leave(executor);
+        return;
+    }
+    uform__bias_grant(executor); /* before the release: a grant needs the hold */
+    leave_with(executor, UFORM_HOLD_ENTERED + UFORM_HOLD_SYNC);
+}
 
 void uform__hold_leader_locked(uform_executor_t *executor, uint64_t sequence) {
     for (;;) {
+        /* No bias is granted while we hold the lock or wait (WAITERS), nor while a deferred call
+         * is outstanding, as this one is: revoked here, it stays revoked. */
+        uform__bias_revoke_locked(executor);
         uform__wait_locked(executor, UFORM_WAIT_LEADER, sequence);
         uint32_t hold = atomic_load(&executor->hold);
         /* A fast-path synchronous call may slip in between the test and this CAS: retry. */
-        if (!(hold & UFORM_HOLD_SYNC) &&
+        if (!(hold & UFORM_HOLD_RUNNING) &&
             atomic_compare_exchange_strong(&executor->hold, &hold, hold | UFORM_HOLD_LEADER))
             return;
     }

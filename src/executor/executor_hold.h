@@ -3,6 +3,7 @@
 #ifndef UFORM_EXECUTOR_HOLD_H
 #define UFORM_EXECUTOR_HOLD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "uform.h"
@@ -16,6 +17,10 @@ enum {
     UFORM_HOLD_LEADER = 4u,  /* the executor's own leader thread runs a deferred call */
     UFORM_HOLD_WAITERS = 8u, /* someone sleeps on `changed` (see executor_hold.c) */
     UFORM_HOLD_CLOSING = 16u, /* uform_executor_free has begun: no new calls */
+    /* The bias's owner is inside a synchronous call that a revoker found running: the call
+     * counts as SYNC, with one ENTERED unit of its own, until its owner leaves (executor_bias.c). */
+    UFORM_HOLD_BIASED = 32u,
+    UFORM_HOLD_RUNNING = UFORM_HOLD_SYNC | UFORM_HOLD_BIASED, /* a synchronous call runs */
     UFORM_HOLD_FLAGS = 0xFFu,
     UFORM_HOLD_ENTERED = 0x100u /* one thread inside the API (counted, not a flag) */
 };
@@ -38,10 +43,39 @@ uform_status_t uform__enter_call(const uform_executor_t *executor, const char *c
 /** Counts the calling thread out; wakes a waiting free when it was the last. */
 void uform__leave(const uform_executor_t *executor);
 /** Enters and takes the executor for a synchronous call; CONTENDED, or INVALID_ARGUMENT
- *  once free has begun (not entered then). */
-uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller);
+ *  once free has begun (not entered then). `*biased` says which hold it took, for the release. */
+uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, bool *biased);
 /** Releases a synchronous call's hold and leaves, in one step. */
-void uform__release_sync(uform_executor_t *executor);
+void uform__release_sync(uform_executor_t *executor, bool biased);
+
+/* ---- the biased hold (executor_bias.c) ---- */
+
+/** `bias` besides an owner's token (the address of its inside slot): nobody's (a synchronous call's release may grant it),
+ *  taken from an owner found inside a call (until that call leaves), or off for good. */
+enum { UFORM_BIAS_NONE = 0, UFORM_BIAS_REVOKED = 1, UFORM_BIAS_OFF = 2 };
+typedef enum uform__bias_entry_t {
+    UFORM_BIAS_NOT_OWNER, /* not the owner, or already inside (a callback's call): nothing done */
+    UFORM_BIAS_ENTERED,   /* held, biased: release with uform__bias_leave */
+    UFORM_BIAS_STEPPED_OUT /* the bias was going: counted in (ENTERED), not held */
+} uform__bias_entry_t;
+/** The owner's way in: a plain store and load, no locked instruction. */
+uform__bias_entry_t uform__bias_enter(uform_executor_t *executor, uintptr_t bias);
+/** The owner's way out; its last touch of the executor. */
+void uform__bias_leave(uform_executor_t *executor);
+/** At the end of a synchronous call held through the word: makes the caller the owner when
+ *  nothing else is going on and the process barrier works. */
+void uform__bias_grant(uform_executor_t *executor);
+/** Under the lock, before deciding anything from the hold word: takes the bias from its owner
+ *  (a full barrier on every thread of the process when the owner is another thread). True when
+ *  the owner is inside a call, which is then in the word as BIASED. */
+bool uform__bias_revoke_locked(uform_executor_t *executor);
+/** The hold word with the bias revoked, for a look at who holds the executor now. */
+uint32_t uform__hold_settled(uform_executor_t *executor);
+/** For tests: the calling thread's token (0 before it was first granted a bias anywhere), and
+ *  whether the bias's owner is inside a call of `executor` now. */
+uintptr_t uform__bias_token_of_this_thread(void);
+uintptr_t uform__bias_slot_inside(uintptr_t token); /* what a token's thread is inside: 0 or an executor */
+bool uform__bias_owner_inside(const uform_executor_t *executor);
 void uform__hold_leader_locked(uform_executor_t *executor, uint64_t sequence);
 /** Sleeps on `changed` (the lock held) until `what` is true for `target`. */
 void uform__wait_locked(uform_executor_t *executor, uform__wait_t what, uint64_t target);

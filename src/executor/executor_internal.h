@@ -125,6 +125,9 @@ struct uform_executor_t {
     char failure_message[UFORM_FAILURE_MESSAGE_];     /* its callback's words; written by the first failure */
     alignas(UFORM_LINE_) uform__progress_state_t progress;
     alignas(UFORM_LINE_) _Atomic uint32_t hold;
+    /* The biased hold (executor_bias.c): the thread whose inside slot is in `bias` enters and
+     * leaves by that slot alone, without a locked instruction on the way in. */
+    _Atomic uintptr_t bias;
     _Atomic size_t outstanding; /* queued + running deferred calls: read with `hold` on every call */
 
     /* ---- slow path: deferred calls, drains, contention waits ---- */
@@ -136,6 +139,7 @@ struct uform_executor_t {
     uint64_t submitted, completed;
     uint64_t claim_target; /* deferred calls a claiming synchronous call waits for */
     size_t waiters;        /* threads asleep on `changed` */
+    uint32_t bias_revocations; /* biases taken from their owner by another thread */
     _Atomic size_t progress_done_sync; /* progress counter of synchronous calls */
 };
 

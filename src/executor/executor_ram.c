@@ -253,6 +253,7 @@ uform_status_t uform_executor_drain(uform_executor_t *executor, uform_mood_t moo
     status = uform__enter_call(executor, "uform_executor_drain");
     if (status != UFORM_STATUS_OK) return status;
     pthread_mutex_lock(&executor->lock);
+    uform__bias_revoke_locked(executor); /* its owner's call, if one runs, is in the word now */
     uform__wait_locked(executor, UFORM_WAIT_IDLE, executor->submitted);
     pthread_mutex_unlock(&executor->lock);
     if (executor->ops) {
@@ -302,6 +303,7 @@ uform_status_t uform_executor_free(uform_executor_t *executor) {
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_executor_free: already being freed by another thread");
     }
     pthread_cond_broadcast(&executor->changed); /* a claiming synchronous call gives up */
+    uform__bias_revoke_locked(executor); /* CLOSING set: no bias is granted again */
     /* Every queued call runs, every thread inside the API (a call finishing, a verb refused,
      * a drain, a second free) has counted itself out: nobody touches the executor after this. */
     uform__wait_locked(executor, UFORM_WAIT_CLOSED, executor->submitted);

@@ -45,7 +45,8 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
         return call_failed(job, uform__run_inline(NULL, job), caller);
     }
     /* Holding also counts this thread in: free waits for it until the release below. */
-    uform_status_t status = uform__hold_sync(executor, caller);
+    bool biased = false;
+    uform_status_t status = uform__hold_sync(executor, caller, &biased);
     if (status != UFORM_STATUS_OK) return status;
     if (job->kind == UFORM_JOB_FOR_THREADS) job->n = job->total = executor->threads; /* read once counted in */
     if (job->progress) {
@@ -55,7 +56,7 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
     /* A faulted layer (a device executor's GPU) answers before any callback runs, with the
      * fault's own words (uform__run_job checks again for deferred calls). */
     if (executor->ops && (status = executor->ops->fault(executor, caller)) != UFORM_STATUS_OK) {
-        uform__release_sync(executor);
+        uform__release_sync(executor, biased);
         return status;
     }
     uform__membership_t membership;
@@ -68,7 +69,7 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
         return uform__fail(UFORM_STATUS_FORKED, "%s: a callback called fork(); this is the child, where the "
                                                 "executor's threads do not exist",
                            caller);
-    uform__release_sync(executor);
+    uform__release_sync(executor, biased);
     return job->kind == UFORM_JOB_BODY || status == UFORM_STATUS_OK ? status : call_failed(job, status, caller);
 }
 

@@ -16,10 +16,11 @@
 /* Whether every call submitted before has queued all its work on `device`'s stream: none is
  * queued or running, or the one running is a VRAM call settled on this device. CONTENDED when
  * another thread's synchronous call holds the executor or waits for it. */
-static uform_status_t earlier_calls_queued(const uform_executor_t *executor, const uform__gpu_device_t *device,
+static uform_status_t earlier_calls_queued(uform_executor_t *executor, const uform__gpu_device_t *device,
                                            bool *queued, const char *caller) {
-    uint32_t hold = atomic_load(&executor->hold);
-    if (hold & (UFORM_HOLD_SYNC | UFORM_HOLD_CLAIM))
+    /* The word as it is with the bias revoked: a call its owner runs shows as BIASED. */
+    uint32_t hold = uform__hold_settled(executor);
+    if (hold & (UFORM_HOLD_RUNNING | UFORM_HOLD_CLAIM))
         return uform__fail(UFORM_STATUS_CONTENDED,
                            "%s: another thread's call holds this executor (an executor runs one call at a time)", caller);
     size_t outstanding = atomic_load(&executor->outstanding);

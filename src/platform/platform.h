@@ -86,6 +86,16 @@ static inline bool uform__forked_since(uint32_t generation) {
     return uform__fork_generation_installed() != generation;
 }
 
+/* ---- the asymmetric fence: a full barrier on every thread of this process, on demand ---- */
+/** Whether uform__process_barrier works in this process: registers for it on first use (again
+ *  in a fork()ed child) and runs one barrier; false where the kernel or an emulator lacks it. */
+bool uform__process_barrier_ready(void);
+/** Makes every thread of this process that is running now execute a full memory barrier before
+ *  this returns (Linux membarrier, PRIVATE_EXPEDITED): a thread that ordered its own store and
+ *  load with a compiler barrier only is then ordered as if it had fenced. False if the kernel
+ *  refused (not ready). Costs an interprocessor interrupt per CPU running one of our threads. */
+bool uform__process_barrier(void);
+
 /* ---- dynamic libraries ---- */
 void *uform__library_open(const char *path);
 void *uform__library_symbol(void *library, const char *name);

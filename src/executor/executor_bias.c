@@ -1,0 +1,229 @@
+/* The biased hold: the thread that makes an executor's synchronous calls takes it without a
+ * locked instruction.
+ *
+ * Taking the hold word (executor_hold.c) costs a CAS on the way in, and on Intel that CAS was
+ * 2-12% of a 2-thread fork-join (bench/RESULTS.md): it waits for the caller's stores before the
+ * call can go on. Most programs call an executor from one thread, so the executor is biased to
+ * it: the owner, the thread whose inside slot is in `bias`, enters by storing the executor into
+ * its slot and reading `bias` again, with only the compiler ordering the two, and leaves by an
+ * exchange on its slot.
+ *
+ * The slot is the thread's own, not the executor's: an owner that read its bias and was then
+ * preempted before its store may wake up long after its bias was revoked and granted to another
+ * thread, now inside a call; its store and its stepping out must not touch the new owner's
+ * record (the `where == 3` window in test_executor_bias_races found exactly that when the record
+ * was one word of the executor's). Slots are never freed: a thread's goes back to a pool when it
+ * ends, so a revoker reading a departed owner's slot reads memory that is still a slot.
+ *
+ * Every other party that must know whether a synchronous call runs (another thread's call, the
+ * leader for deferred calls, drain, free, order_stream) first revokes the bias, under the lock:
+ * it stores REVOKED in `bias`, makes every thread of the process run a full barrier
+ * (uform__process_barrier, Linux membarrier), then looks at the owner's slot. That is Dekker's
+ * pattern with the owner's fence paid by the revoker: after the barrier either the revoker sees
+ * the executor in the owner's slot, or the owner's second read of `bias` sees REVOKED and it
+ * steps out. A call the revoker finds inside is converted (the slot's low bit set) into a hold in
+ * the word, BIASED with one ENTERED unit, which its owner gives back under the lock when it
+ * leaves; so from then on
+ * every decision taken from the word alone is right, as it was before the bias existed.
+ *
+ * Grants: only a thread that holds the executor through the word (SYNC) grants, to itself, under
+ * the lock, when nothing else is flagged or queued, so a revoker that holds the lock, or keeps a
+ * flag set, knows no new owner appears meanwhile. A thread that took SYNC by the word's lock-free
+ * fast path reads `bias` again after its CAS: if a bias was granted (or is being revoked) behind
+ * its first read, it settles that under the lock (executor_hold.c).
+ *
+ * Costs: a revocation by another thread is a membarrier (an interrupt to every CPU running one of
+ * our threads, microseconds on a VM); after UFORM_BIAS_REVOCATION_LIMIT of them the executor stops
+ * granting and every call takes the word, as before. A thread revoking its own bias (its drain,
+ * its free, its deferred calls: a submission revokes, so the leader finds nothing to revoke)
+ * pays nothing. Nothing is granted in a process where the barrier has not been seen working. Where the barrier is missing (an emulator that
+ * lacks membarrier, WebAssembly) nothing is ever granted. */
+#include <stdlib.h>
+#include <time.h>
+
+#include "executor/executor_internal.h"
+#include "executor/executor_test_hooks.h"
+
+/* Revocations by other threads before an executor stops granting: calls that really come from
+ * several threads take the word, and pay no interrupts. */
+#define UFORM_BIAS_REVOCATION_LIMIT 8u
+
+/* ---- each thread's inside slot ------------------------------------------------------------- */
+
+/** What a thread is inside, biased: 0, or the executor's address; the low bit set once a revoker
+ *  has converted that call into the word. A line of its own: the owner writes it on every call. */
+typedef struct bias_slot_t {
+    alignas(UFORM_LINE_) _Atomic uintptr_t inside;
+    struct bias_slot_t *next_free;
+} bias_slot_t;
+
+#define CONVERTED ((uintptr_t)1)
+
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static bias_slot_t *free_slots;
+static pthread_once_t slot_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t slot_key; /* its destructor gives the slot back when the thread ends */
+/* Initial-exec: one load from the thread pointer, in the shared library too (an 8-byte variable
+ * fits the static TLS glibc keeps for libraries loaded later, as Python loads this one). */
+static _Thread_local bias_slot_t *this_thread_slot __attribute__((tls_model("initial-exec")));
+
+static void give_slot_back(void *pointer) {
+    bias_slot_t *slot = pointer;
+    pthread_mutex_lock(&slots_lock);
+    slot->next_free = free_slots;
+    free_slots = slot;
+    pthread_mutex_unlock(&slots_lock);
+}
+
+static void make_slot_key(void) { pthread_key_create(&slot_key, give_slot_back); }
+
+/** The calling thread's slot, taken on first use; NULL if there is no memory for one. */
+static bias_slot_t *slot_of_this_thread(void) {
+    bias_slot_t *slot = this_thread_slot;
+    if (slot) return slot;
+    pthread_once(&slot_key_once, make_slot_key);
+    pthread_mutex_lock(&slots_lock);
+    slot = free_slots;
+    if (slot) free_slots = slot->next_free;
+    pthread_mutex_unlock(&slots_lock);
+    if (!slot && !(slot = aligned_alloc(UFORM_LINE_, sizeof *slot))) return NULL; /* never freed */
+    atomic_store(&slot->inside, 0);
+    if (pthread_setspecific(slot_key, slot) != 0) {
+        give_slot_back(slot);
+        return NULL;
+    }
+    this_thread_slot = slot;
+    return slot;
+}
+
+uintptr_t uform__bias_token_of_this_thread(void) { return (uintptr_t)this_thread_slot; }
+
+uintptr_t uform__bias_slot_inside(uintptr_t token) {
+    return token > UFORM_BIAS_OFF ? atomic_load(&((bias_slot_t *)token)->inside) : 0;
+}
+
+bool uform__bias_owner_inside(const uform_executor_t *executor) {
+    uintptr_t owner = atomic_load(&executor->bias);
+    if (owner <= UFORM_BIAS_OFF) return false;
+    return (atomic_load(&((bias_slot_t *)owner)->inside) & ~CONVERTED) == (uintptr_t)executor;
+}
+
+/* ---- entering, leaving ------------------------------------------------------------------------ */
+
+void (*_Atomic uform__test_bias_window)(int where); /* static storage: starts NULL */
+
+static void widen(int where) {
+    void (*hook)(int) = atomic_load_explicit(&uform__test_bias_window, memory_order_relaxed);
+    if (hook) hook(where);
+}
+
+static inline bool is_owner_token(uintptr_t bias) { return bias > UFORM_BIAS_OFF; }
+
+/** What `bias` becomes once the owner's call is out of the way. */
+static uintptr_t unowned(const uform_executor_t *executor) {
+    return executor->bias_revocations >= UFORM_BIAS_REVOCATION_LIMIT ? UFORM_BIAS_OFF : UFORM_BIAS_NONE;
+}
+
+/** A converted call's release: the word gives back BIASED and its ENTERED unit under the lock,
+ *  with a broadcast, as leave_with does when someone may wait; the unlock is its last touch. */
+static void converted_leave(uform_executor_t *executor) {
+    pthread_mutex_lock(&executor->lock);
+    if (atomic_load(&executor->bias) == UFORM_BIAS_REVOKED) atomic_store(&executor->bias, unowned(executor));
+    atomic_fetch_sub(&executor->hold, UFORM_HOLD_ENTERED + UFORM_HOLD_BIASED);
+    pthread_cond_broadcast(&executor->changed);
+    pthread_mutex_unlock(&executor->lock);
+}
+
+uform__bias_entry_t uform__bias_enter(uform_executor_t *executor, uintptr_t bias) {
+    bias_slot_t *slot = this_thread_slot;
+    if ((uintptr_t)slot != bias) return UFORM_BIAS_NOT_OWNER;
+    /* Already inside a biased call (of this executor: a callback's call, which the word's path
+     * refuses; or of another one, whose callback calls this: the word's path takes it). */
+    if (atomic_load_explicit(&slot->inside, memory_order_relaxed) != 0) return UFORM_BIAS_NOT_OWNER;
+    void (*hook)(int) = atomic_load_explicit(&uform__test_bias_window, memory_order_relaxed);
+    if (hook) hook(3);
+    atomic_store_explicit(&slot->inside, (uintptr_t)executor, memory_order_relaxed);
+    /* No fence: a revoker's process barrier orders this store before the load below. */
+    atomic_signal_fence(memory_order_seq_cst);
+    if (hook) hook(0);
+    if (atomic_load_explicit(&executor->bias, memory_order_relaxed) == bias &&
+        !(atomic_load_explicit(&executor->hold, memory_order_relaxed) & UFORM_HOLD_FLAGS) &&
+        atomic_load_explicit(&executor->outstanding, memory_order_acquire) == 0)
+        return UFORM_BIAS_ENTERED;
+    /* Revoked meanwhile, or deferred calls queued: count in first (a free that then finds us
+     * outside waits for the count), then step out, giving back a converted call. */
+    uform__enter(executor);
+    if (atomic_exchange(&slot->inside, 0) & CONVERTED) converted_leave(executor);
+    return UFORM_BIAS_STEPPED_OUT;
+}
+
+void uform__bias_leave(uform_executor_t *executor) {
+    void (*hook)(void) = atomic_load_explicit(&uform__test_before_leave, memory_order_relaxed);
+    if (hook) hook();
+    /* Release: whoever next finds us outside sees the call's writes. */
+    if (atomic_exchange_explicit(&this_thread_slot->inside, 0, memory_order_release) & CONVERTED)
+        converted_leave(executor);
+}
+
+void uform__bias_grant(uform_executor_t *executor) {
+    /* Only into NONE, and only with nothing else going on: a revoker would take it back at once. */
+    if (atomic_load_explicit(&executor->bias, memory_order_relaxed) != UFORM_BIAS_NONE) return;
+    if ((atomic_load_explicit(&executor->hold, memory_order_relaxed) & UFORM_HOLD_FLAGS) != UFORM_HOLD_SYNC ||
+        atomic_load_explicit(&executor->outstanding, memory_order_relaxed) != 0)
+        return;
+    pthread_mutex_lock(&executor->lock);
+    if (atomic_load(&executor->bias) == UFORM_BIAS_NONE &&
+        (atomic_load(&executor->hold) & UFORM_HOLD_FLAGS) == UFORM_HOLD_SYNC &&
+        atomic_load(&executor->outstanding) == 0) {
+        /* Ready means registered and a barrier seen working in this process (a fork()ed child
+         * registers again): only then can a revocation keep the owner's side sound. */
+        bias_slot_t *slot = uform__process_barrier_ready() ? slot_of_this_thread() : NULL;
+        atomic_store(&executor->bias, slot ? (uintptr_t)slot : UFORM_BIAS_OFF);
+    }
+    pthread_mutex_unlock(&executor->lock);
+}
+
+/** The barrier failed although it worked in this process before the grant: only a seccomp
+ *  filter installed since could do that. Without it the owner's store of 1 may still sit in its CPU's
+ *  store buffer, which hardware drains within microseconds (a preempted owner's context switch
+ *  fenced it already): wait a millisecond before reading the owner's slot, and never grant again in
+ *  this executor. Not a proof, as the barrier is; converting blindly instead would be wrong (the
+ *  owner's plain store could overwrite the 2, leaking BIASED and hanging free). */
+static void barrier_failed(uform_executor_t *executor) {
+    executor->bias_revocations = UFORM_BIAS_REVOCATION_LIMIT;
+    struct timespec drain = {0, 1000000};
+    nanosleep(&drain, NULL);
+}
+
+bool uform__bias_revoke_locked(uform_executor_t *executor) {
+    uintptr_t owner = atomic_load(&executor->bias);
+    if (owner == UFORM_BIAS_REVOKED) return true; /* converted already: BIASED is in the word */
+    if (!is_owner_token(owner)) return false;
+    if (owner == (uintptr_t)this_thread_slot) {
+        /* Our own bias: we are outside it (a callback's calls are refused before the lock). */
+        atomic_store(&executor->bias, UFORM_BIAS_NONE);
+        return false;
+    }
+    atomic_store(&executor->bias, UFORM_BIAS_REVOKED);
+    widen(1);
+    if (!uform__process_barrier()) barrier_failed(executor); /* never in a fork()ed child: FORKED first */
+    executor->bias_revocations++;
+    uintptr_t inside = (uintptr_t)executor;
+    if (atomic_compare_exchange_strong(&((bias_slot_t *)owner)->inside, &inside, inside | CONVERTED)) {
+        /* Its call now holds the word too; `bias` stays REVOKED until it leaves. */
+        atomic_fetch_add(&executor->hold, UFORM_HOLD_ENTERED + UFORM_HOLD_BIASED);
+        return true;
+    }
+    atomic_store(&executor->bias, unowned(executor));
+    return false;
+}
+
+uint32_t uform__hold_settled(uform_executor_t *executor) {
+    /* Without an owner the word is the whole truth (a REVOKED bias is in it as BIASED): no lock. */
+    if (!is_owner_token(atomic_load(&executor->bias))) return atomic_load(&executor->hold);
+    pthread_mutex_lock(&executor->lock);
+    uform__bias_revoke_locked(executor);
+    uint32_t hold = atomic_load(&executor->hold);
+    pthread_mutex_unlock(&executor->lock);
+    return hold;
+}

@@ -1,0 +1,594 @@
+/* The biased hold (executor_bias.c) under every "X while Y" it allows, with real threads and the
+ * real membarrier: the owner's calls take the executor with a plain store, and every other
+ * party revokes the bias first. A test hook (uform__test_bias_window) widens the windows where
+ * the owner's entry, a revocation and the word's fast path cross. What must hold:
+ * - one call at a time: no task of one call runs while a task of another does;
+ * - a second thread's call is CONTENDED at once, never waits, whichever hold the first took;
+ * - free, drain and the leader of deferred calls wait for the owner's running call;
+ * - a callback calling its own executor is refused, and leaves the bias as it was;
+ * - after UFORM_BIAS_REVOCATION_LIMIT revocations by other threads, no more grants;
+ * - a fork()ed child's call answers FORKED.
+ * Where the process barrier is missing (an emulator without membarrier), nothing may be
+ * granted: the test checks that, says so, and runs the races through the word alone.
+ * Runs under ASan and TSan in the suite. */
+#include <sched.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "executor/executor_internal.h"
+#include "executor/executor_test_hooks.h"
+#include "executor/executor_test_util.h"
+#include "test.h"
+
+static bool barrier_ready;
+
+static void sleep_us(long microseconds) {
+    struct timespec pause = {microseconds / 1000000, (microseconds % 1000000) * 1000};
+    nanosleep(&pause, NULL);
+}
+
+static uintptr_t bias_of(uform_executor_t *executor) { return atomic_load(&executor->bias); }
+static uint32_t hold_of(uform_executor_t *executor) { return atomic_load(&executor->hold); }
+
+static uform_executor_t *new_executor(void) {
+    uform_executor_t *executor = NULL;
+    CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &executor));
+    return executor;
+}
+
+/* ---- tasks: an overlap detector, a gate, a counter ------------------------------------------- */
+
+static _Atomic int active[3];        /* tasks running now, by call id (1 or 2) */
+static _Atomic int overlaps = 0;
+static _Atomic long tasks_run = 0;
+
+/* A task of call `id` (1 or 2): no task of the other id may run at its start or its end. */
+static uform_status_t marked(void *context, size_t task, size_t thread) {
+    int id = (int)(intptr_t)context, other = 3 - id;
+    atomic_fetch_add(&active[id], 1);
+    if (atomic_load(&active[other])) atomic_fetch_add(&overlaps, 1);
+    sched_yield();
+    if (atomic_load(&active[other])) atomic_fetch_add(&overlaps, 1);
+    atomic_fetch_add(&tasks_run, 1);
+    atomic_fetch_sub(&active[id], 1);
+    return UFORM_STATUS_OK;
+}
+
+static gate_t gate;
+static uform_status_t gated(void *context, size_t task, size_t thread) {
+    gate_pass(&gate);
+    return UFORM_STATUS_OK;
+}
+static uform_status_t nothing(void *context, size_t task, size_t thread) { return UFORM_STATUS_OK; }
+
+/* The owner's call, on a thread of its own, blocked on the gate with both threads inside. */
+typedef struct owner_t {
+    uform_executor_t *executor;
+    pthread_t thread;
+    uform_status_t status;
+    _Atomic bool biased_before; /* its bias was granted before the gated call */
+} owner_t;
+
+static void *owner_main(void *argument) {
+    owner_t *owner = argument;
+    owner->status = uform_executor_for_n(owner->executor, NULL, 2, nothing, NULL); /* granted here */
+    if (owner->status != UFORM_STATUS_OK) return NULL;
+    atomic_store(&owner->biased_before, bias_of(owner->executor) == uform__bias_token_of_this_thread());
+    owner->status = uform_executor_for_n(owner->executor, NULL, 2, gated, NULL);
+    return NULL;
+}
+
+static void start_gated_owner(owner_t *owner, uform_executor_t *executor) {
+    owner->executor = executor;
+    owner->status = UFORM_STATUS_OK;
+    atomic_store(&owner->biased_before, false);
+    gate_init(&gate);
+    CHECK(pthread_create(&owner->thread, NULL, owner_main, owner) == 0);
+    wait_arrived(&gate, 2);
+    CHECK(atomic_load(&owner->biased_before) == barrier_ready);
+    CHECK(uform__bias_owner_inside(executor) == barrier_ready);
+}
+
+static void finish_gated_owner(owner_t *owner) {
+    gate_open(&gate);
+    pthread_join(owner->thread, NULL);
+    CHECK_OK(owner->status);
+}
+
+/* ---- 1. granted to the thread that calls, kept across its calls ------------------------------ */
+
+static void granted_and_kept(void) {
+    uform_executor_t *executor = new_executor();
+    CHECK(bias_of(executor) == UFORM_BIAS_NONE);
+    for (int i = 0; i < 100; i++) CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL));
+    if (barrier_ready) {
+        CHECK(bias_of(executor) == uform__bias_token_of_this_thread());
+    } else {
+        CHECK(bias_of(executor) == UFORM_BIAS_OFF); /* never granted without the barrier */
+    }
+    CHECK(!uform__bias_owner_inside(executor));
+    CHECK_EQ_INT(hold_of(executor), 0); /* no flag, nobody counted in */
+    CHECK_OK(uform_executor_free(executor));
+}
+
+/* ---- 2. another thread's call while the owner is inside -------------------------------------- */
+
+static void *call_once(void *executor) {
+    return (void *)(uintptr_t)uform_executor_for_n(executor, NULL, 4, nothing, NULL);
+}
+
+static void second_caller_while_owner_inside(void) {
+    uform_executor_t *executor = new_executor();
+    owner_t owner;
+    start_gated_owner(&owner, executor);
+    double start = seconds_now();
+    CHECK_STATUS(uform_executor_for_n(executor, NULL, 4, nothing, NULL), UFORM_STATUS_CONTENDED);
+    CHECK_ERROR_NAMES("holds this executor");
+    CHECK(seconds_now() - start < 5.0); /* at once: it never waits for the gate */
+    if (barrier_ready) {
+        /* Revoked with the owner inside: its call is in the word now. */
+        CHECK(bias_of(executor) == UFORM_BIAS_REVOKED);
+        CHECK(hold_of(executor) & UFORM_HOLD_BIASED);
+    }
+    /* A third thread, through the word: CONTENDED too. */
+    pthread_t third;
+    void *third_status = NULL;
+    CHECK(pthread_create(&third, NULL, call_once, executor) == 0);
+    pthread_join(third, &third_status);
+    CHECK_EQ_INT((uintptr_t)third_status, UFORM_STATUS_CONTENDED);
+    /* Two revokers: the second found it REVOKED and added nothing. The word holds the owner's
+     * converted call alone (or, without the barrier, its SYNC). */
+    CHECK_EQ_INT(hold_of(executor), UFORM_HOLD_ENTERED + (barrier_ready ? UFORM_HOLD_BIASED : UFORM_HOLD_SYNC));
+    finish_gated_owner(&owner);
+    CHECK(bias_of(executor) == UFORM_BIAS_NONE || bias_of(executor) == UFORM_BIAS_OFF);
+    CHECK_EQ_INT(hold_of(executor), 0);
+    CHECK_OK(uform_executor_for_n(executor, NULL, 4, nothing, NULL)); /* this thread's turn */
+    if (barrier_ready) CHECK(bias_of(executor) == uform__bias_token_of_this_thread());
+    CHECK_OK(uform_executor_free(executor));
+}
+
+/* ---- 3. free, drain, a deferred call while the owner is inside ------------------------------- */
+
+typedef struct waiter_t {
+    uform_executor_t *executor;
+    int what; /* 0 free, 1 drain, 2 a deferred call, waited for */
+    uform_status_t status;
+    _Atomic bool returned;
+} waiter_t;
+
+static _Atomic bool owner_call_over = false;
+static _Atomic int deferred_saw_owner_over = -1;
+
+static uform_status_t deferred_task(void *context, size_t task, size_t thread) {
+    if (task == 0) atomic_store(&deferred_saw_owner_over, atomic_load(&owner_call_over) ? 1 : 0);
+    return UFORM_STATUS_OK;
+}
+
+static void *waiter_main(void *argument) {
+    waiter_t *waiter = argument;
+    if (waiter->what == 0) {
+        waiter->status = uform_executor_free(waiter->executor);
+    } else if (waiter->what == 1) {
+        waiter->status = uform_executor_drain(waiter->executor, UFORM_MOOD_SPINNING);
+    } else {
+        uform_deferred_t *handle = NULL;
+        uform_call_t call = UFORM_CALL_INIT;
+        call.deferred = &handle;
+        waiter->status = uform_executor_for_n(waiter->executor, &call, 2, deferred_task, NULL);
+        if (waiter->status == UFORM_STATUS_OK) {
+            waiter->status = uform_deferred_wait(handle, -1);
+            uform_deferred_free(handle);
+        }
+    }
+    atomic_store(&waiter->returned, true);
+    return NULL;
+}
+
+static void party_waits_for_owner(int what) {
+    static const char *names[] = {"free", "drain", "deferred call"};
+    uform_executor_t *executor = new_executor();
+    owner_t owner;
+    atomic_store(&owner_call_over, false);
+    atomic_store(&deferred_saw_owner_over, -1);
+    start_gated_owner(&owner, executor);
+    waiter_t waiter = {executor, what, UFORM_STATUS_OK, false};
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, waiter_main, &waiter) == 0);
+    sleep_us(30000); /* time to revoke, and to be wrong by returning */
+    if (atomic_load(&waiter.returned)) TEST_FAIL_("%s returned while the owner's call ran", names[what]);
+    if (barrier_ready) CHECK(hold_of(executor) & UFORM_HOLD_BIASED);
+    /* The gate opens after the flag: a deferred task that runs before the owner's call ends
+     * sees it false. */
+    atomic_store(&owner_call_over, true);
+    finish_gated_owner(&owner);
+    pthread_join(thread, NULL);
+    CHECK_OK(waiter.status);
+    if (what == 2) CHECK_EQ_INT(atomic_load(&deferred_saw_owner_over), 1);
+    if (what != 0) {
+        CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL));
+        CHECK_OK(uform_executor_free(executor));
+    }
+}
+
+/* ---- 4. free reaching the owner at its last touch -------------------------------------------- */
+
+static _Thread_local bool stall_me = false;
+static _Atomic int stalls_begun = 0, stalls_finished = 0;
+static void stall_before_leave(void) {
+    if (!stall_me) return;
+    atomic_fetch_add(&stalls_begun, 1);
+    sleep_us(30000);
+    atomic_fetch_add(&stalls_finished, 1);
+}
+
+static void *stalled_owner(void *executor) {
+    CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL)); /* granted */
+    stall_me = true;
+    uform_status_t status = uform_executor_for_n(executor, NULL, 2, nothing, NULL);
+    return (void *)(uintptr_t)status;
+}
+
+static void *drain_it(void *executor) {
+    return (void *)(uintptr_t)uform_executor_drain(executor, UFORM_MOOD_SPINNING);
+}
+
+/* Free (or drain) from this thread converts the owner's call while the owner stalls right before
+ * its exchange: it must wait for that last touch, and leave nothing behind. */
+static void party_at_owners_last_touch(bool free_it) {
+    uform_executor_t *executor = new_executor();
+    atomic_store(&stalls_begun, 0);
+    atomic_store(&stalls_finished, 0);
+    atomic_store(&uform__test_before_leave, stall_before_leave);
+    pthread_t owner;
+    CHECK(pthread_create(&owner, NULL, stalled_owner, executor) == 0);
+    while (!atomic_load(&stalls_begun)) sleep_us(100); /* its call is done but for its last touch */
+    if (free_it) {
+        CHECK_OK(uform_executor_free(executor));
+    } else {
+        pthread_t drainer;
+        void *drained = NULL;
+        CHECK(pthread_create(&drainer, NULL, drain_it, executor) == 0);
+        pthread_join(drainer, &drained);
+        CHECK_EQ_INT((uintptr_t)drained, UFORM_STATUS_OK);
+    }
+    /* It returned: the owner's stall, before its last touch, is over. */
+    CHECK_EQ_INT(atomic_load(&stalls_finished), 1);
+    void *status = NULL;
+    pthread_join(owner, &status);
+    CHECK_EQ_INT((uintptr_t)status, UFORM_STATUS_OK);
+    atomic_store(&uform__test_before_leave, NULL);
+    if (!free_it) {
+        CHECK_EQ_INT(hold_of(executor), 0);
+        CHECK(bias_of(executor) == UFORM_BIAS_NONE || bias_of(executor) == UFORM_BIAS_OFF);
+        CHECK(!uform__bias_owner_inside(executor));
+        CHECK_OK(uform_executor_free(executor));
+    }
+}
+
+/* ---- 5. a callback calling its own executor -------------------------------------------------- */
+
+static uform_status_t calls_back(void *context, size_t task, size_t thread) {
+    uform_executor_t *executor = context;
+    uform_status_t status = uform_executor_for_n(executor, NULL, 2, nothing, NULL);
+    if (status != UFORM_STATUS_INVALID_ARGUMENT) return UFORM_STATUS_MISMATCH;
+    return uform_executor_drain(executor, UFORM_MOOD_SPINNING) == UFORM_STATUS_INVALID_ARGUMENT
+               ? UFORM_STATUS_OK
+               : UFORM_STATUS_MISMATCH;
+}
+
+static void callback_reentry_refused(void) {
+    uform_executor_t *executor = new_executor();
+    CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL));
+    uintptr_t bias = bias_of(executor);
+    CHECK_OK(uform_executor_for_n(executor, NULL, 2, calls_back, executor));
+    CHECK(bias_of(executor) == bias); /* refused before anything was revoked */
+    CHECK_EQ_INT(hold_of(executor), 0);
+    CHECK_OK(uform_executor_free(executor));
+}
+
+/* ---- 6. the owner's entry, a revocation and the word's fast path crossing -------------------- */
+
+typedef struct crossing_t {
+    uform_executor_t *executor;
+    _Atomic bool stop;
+    _Atomic long ok, contended;
+    int id;
+} crossing_t;
+
+static _Atomic unsigned widen_turn = 0;
+static void widen_window(int where) {
+    /* Vary the window: nothing, a yield, or a short sleep, by a shared turn counter. */
+    unsigned turn = atomic_fetch_add_explicit(&widen_turn, 1, memory_order_relaxed);
+    if (turn % 3 == 1) sched_yield();
+    if (turn % 7 == 2) sleep_us(50 + 10 * where);
+}
+
+static void *caller_loop(void *argument) {
+    crossing_t *crossing = argument;
+    while (!atomic_load(&crossing->stop)) {
+        uform_status_t status = uform_executor_for_n(crossing->executor, NULL, 2, marked, (void *)(intptr_t)crossing->id);
+        if (status == UFORM_STATUS_OK)
+            atomic_fetch_add(&crossing->ok, 1);
+        else if (status == UFORM_STATUS_CONTENDED)
+            atomic_fetch_add(&crossing->contended, 1);
+        else
+            TEST_FAIL_("a racing call answered %s", uform_status_name(status));
+    }
+    return NULL;
+}
+
+static void entries_cross(int rounds) {
+    atomic_store(&uform__test_bias_window, widen_window);
+    long granted_rounds = 0;
+    for (int round = 0; round < rounds; round++) {
+        uform_executor_t *executor = new_executor();
+        atomic_store(&overlaps, 0);
+        atomic_store(&tasks_run, 0);
+        /* This thread becomes the owner, then races a second thread for 20 ms. */
+        CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL));
+        if (bias_of(executor) == uform__bias_token_of_this_thread()) granted_rounds++;
+        crossing_t mine = {executor, false, 0, 0, 1}, other = {executor, false, 0, 0, 2};
+        pthread_t thread;
+        CHECK(pthread_create(&thread, NULL, caller_loop, &other) == 0);
+        double until = seconds_now() + 0.02;
+        while (seconds_now() < until) {
+            uform_status_t status = uform_executor_for_n(executor, NULL, 2, marked, (void *)(intptr_t)1);
+            if (status == UFORM_STATUS_OK)
+                mine.ok++;
+            else if (status == UFORM_STATUS_CONTENDED)
+                mine.contended++;
+            else
+                TEST_FAIL_("the owner's call answered %s", uform_status_name(status));
+        }
+        atomic_store(&other.stop, true);
+        pthread_join(thread, NULL);
+        if (atomic_load(&overlaps)) TEST_FAIL_("round %d: %d task(s) ran beside another call's", round, overlaps);
+        /* Every call that answered OK ran both its tasks, and no other call ran any. */
+        CHECK_EQ_INT(atomic_load(&tasks_run), 2 * (mine.ok + atomic_load(&other.ok)));
+        CHECK_EQ_INT(hold_of(executor), 0);
+        CHECK(!uform__bias_owner_inside(executor));
+        uintptr_t bias = bias_of(executor);
+        CHECK(bias != UFORM_BIAS_REVOKED); /* nobody inside, so nobody converted */
+        CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL));
+        CHECK_OK(uform_executor_free(executor));
+    }
+    atomic_store(&uform__test_bias_window, NULL);
+    printf("entries_cross: %d rounds, the bias granted at the start of %ld\n", rounds, granted_rounds);
+    CHECK(barrier_ready ? granted_rounds == rounds : granted_rounds == 0);
+}
+
+/* The word's fast path reads NONE, then the owner is granted and released behind it: the CAS
+ * succeeds and the second read finds the bias, which is settled under the lock. */
+static uform_executor_t *raced_executor;
+static _Atomic int raced_phase = 0; /* 1: the word path is in its window; 2: the grant happened */
+
+static void hold_in_window(int where) {
+    if (where != 2 || atomic_load(&raced_phase) != 0) return;
+    atomic_store(&raced_phase, 1);
+    while (atomic_load(&raced_phase) != 2) sleep_us(100);
+}
+
+static void *word_path_call(void *unused) {
+    return (void *)(uintptr_t)uform_executor_for_n(raced_executor, NULL, 2, nothing, NULL);
+}
+
+static void fast_path_races_grant(bool owner_inside) {
+    raced_executor = new_executor();
+    atomic_store(&raced_phase, 0);
+    atomic_store(&uform__test_bias_window, hold_in_window);
+    pthread_t word_thread;
+    CHECK(pthread_create(&word_thread, NULL, word_path_call, NULL) == 0);
+    while (atomic_load(&raced_phase) != 1) sleep_us(100);
+    atomic_store(&uform__test_bias_window, NULL);
+    owner_t owner = {0};
+    if (owner_inside) {
+        start_gated_owner(&owner, raced_executor); /* granted, then inside a gated call */
+    } else {
+        CHECK_OK(uform_executor_for_n(raced_executor, NULL, 2, nothing, NULL)); /* granted, released */
+        if (barrier_ready) CHECK(bias_of(raced_executor) == uform__bias_token_of_this_thread());
+    }
+    atomic_store(&raced_phase, 2);
+    void *status = NULL;
+    pthread_join(word_thread, &status);
+    CHECK_EQ_INT((uintptr_t)status, owner_inside ? UFORM_STATUS_CONTENDED : UFORM_STATUS_OK);
+    if (owner_inside) finish_gated_owner(&owner);
+    CHECK_EQ_INT(hold_of(raced_executor), 0);
+    CHECK(bias_of(raced_executor) != UFORM_BIAS_REVOKED);
+    CHECK_OK(uform_executor_for_n(raced_executor, NULL, 2, nothing, NULL));
+    CHECK_OK(uform_executor_free(raced_executor));
+}
+
+/* The owner is in its window (its 1 stored, its second read to come) when another thread's
+ * revocation stores REVOKED and parks before its barrier, holding the lock, until the owner has
+ * stepped out (lock-free progress only). The owner must step out, never run beside that call. */
+static uform_executor_t *crossed_executor;
+static uintptr_t crossed_owner; /* the owner's token, read before the race */
+static _Atomic int parked = 0, owner_at_window = 0;
+
+static void wait_until(_Atomic int *flag) {
+    double until = seconds_now() + 2.0;
+    while (!atomic_load(flag) && seconds_now() < until) sleep_us(100);
+}
+
+static void cross_in_windows(int where) {
+    if (where == 0 && !atomic_load(&owner_at_window)) {
+        atomic_store(&owner_at_window, 1);
+        wait_until(&parked);
+    } else if (where == 1 && !atomic_load(&parked)) {
+        atomic_store(&parked, 1);
+        double until = seconds_now() + 2.0;
+        while (uform__bias_slot_inside(crossed_owner) && seconds_now() < until) sleep_us(100);
+    }
+}
+
+static void *revoking_call(void *unused) {
+    wait_until(&owner_at_window);
+    return (void *)(uintptr_t)uform_executor_for_n(crossed_executor, NULL, 2, marked, (void *)(intptr_t)2);
+}
+
+static void owner_enters_during_revocation(void) {
+    crossed_executor = new_executor();
+    CHECK_OK(uform_executor_for_n(crossed_executor, NULL, 2, nothing, NULL)); /* this thread: the owner */
+    if (!barrier_ready) {
+        CHECK_OK(uform_executor_free(crossed_executor));
+        return;
+    }
+    crossed_owner = bias_of(crossed_executor);
+    CHECK(crossed_owner == uform__bias_token_of_this_thread());
+    atomic_store(&overlaps, 0);
+    atomic_store(&tasks_run, 0);
+    atomic_store(&parked, 0);
+    atomic_store(&owner_at_window, 0);
+    atomic_store(&uform__test_bias_window, cross_in_windows);
+    pthread_t other;
+    CHECK(pthread_create(&other, NULL, revoking_call, NULL) == 0);
+    uform_status_t mine = uform_executor_for_n(crossed_executor, NULL, 2, marked, (void *)(intptr_t)1);
+    void *theirs = NULL;
+    pthread_join(other, &theirs);
+    atomic_store(&uform__test_bias_window, NULL);
+    CHECK_EQ_INT(atomic_load(&parked), 1); /* the two did meet in their windows */
+    CHECK_EQ_INT(atomic_load(&overlaps), 0);
+    CHECK(mine == UFORM_STATUS_OK || mine == UFORM_STATUS_CONTENDED);
+    CHECK((uintptr_t)theirs == UFORM_STATUS_OK || (uintptr_t)theirs == UFORM_STATUS_CONTENDED);
+    CHECK(mine == UFORM_STATUS_OK || (uintptr_t)theirs == UFORM_STATUS_OK); /* not both refused */
+    CHECK_EQ_INT(atomic_load(&tasks_run), 2 * ((mine == UFORM_STATUS_OK) + ((uintptr_t)theirs == UFORM_STATUS_OK)));
+    CHECK_EQ_INT(hold_of(crossed_executor), 0);
+    CHECK(!uform__bias_owner_inside(crossed_executor));
+    CHECK_OK(uform_executor_free(crossed_executor));
+}
+
+/* The owner, in its window, waits until another thread's revocation has converted its entry:
+ * its second read then sees REVOKED, it steps out giving the converted hold back, and takes the
+ * executor through the word; the other thread's call was CONTENDED. */
+static uform_executor_t *converting_executor;
+static _Atomic int converting_owner_at_window = 0;
+
+static void wait_for_conversion(int where) {
+    if (where != 0) return;
+    atomic_store(&converting_owner_at_window, 1);
+    double until = seconds_now() + 2.0;
+    while (!(hold_of(converting_executor) & UFORM_HOLD_BIASED) && seconds_now() < until) sleep_us(100);
+}
+
+static void *converting_call(void *unused) {
+    wait_until(&converting_owner_at_window);
+    return (void *)(uintptr_t)uform_executor_for_n(converting_executor, NULL, 4, nothing, NULL);
+}
+
+static void owner_steps_out_converted(void) {
+    converting_executor = new_executor();
+    CHECK_OK(uform_executor_for_n(converting_executor, NULL, 2, nothing, NULL)); /* the owner */
+    if (!barrier_ready) {
+        CHECK_OK(uform_executor_free(converting_executor));
+        return;
+    }
+    atomic_store(&converting_owner_at_window, 0);
+    atomic_store(&uform__test_bias_window, wait_for_conversion);
+    pthread_t other;
+    CHECK(pthread_create(&other, NULL, converting_call, NULL) == 0);
+    uform_status_t mine = uform_executor_for_n(converting_executor, NULL, 2, nothing, NULL);
+    void *theirs = NULL;
+    pthread_join(other, &theirs);
+    atomic_store(&uform__test_bias_window, NULL);
+    CHECK_OK(mine);                                            /* stepped out, then the word */
+    CHECK_EQ_INT((uintptr_t)theirs, UFORM_STATUS_CONTENDED); /* it found the owner inside */
+    CHECK_EQ_INT(hold_of(converting_executor), 0);
+    CHECK(!uform__bias_owner_inside(converting_executor));
+    /* It went on through the word, whose release granted it the bias again (a call that had
+     * ignored REVOKED would have left it NONE at its converted release). */
+    CHECK(bias_of(converting_executor) == uform__bias_token_of_this_thread());
+    CHECK_OK(uform_executor_free(converting_executor));
+}
+
+/* The owner's own deferred calls, drains and free revoke its bias at no cost (no barrier, no
+ * revocation counted), and its next synchronous call still waits for its deferred call. */
+static _Atomic int deferred_done = 0;
+static uform_status_t slow_deferred(void *context, size_t task, size_t thread) {
+    sleep_us(2000);
+    atomic_fetch_add(&deferred_done, 1);
+    return UFORM_STATUS_OK;
+}
+static uform_status_t sees_deferred_done(void *context, size_t task, size_t thread) {
+    return atomic_load(&deferred_done) == 2 ? UFORM_STATUS_OK : UFORM_STATUS_MISMATCH;
+}
+
+static void owner_revokes_its_own(void) {
+    uform_executor_t *executor = new_executor();
+    for (int round = 0; round < 12; round++) {
+        CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL)); /* granted */
+        if (barrier_ready) CHECK(bias_of(executor) == uform__bias_token_of_this_thread());
+        atomic_store(&deferred_done, 0);
+        uform_deferred_t *handle = NULL;
+        uform_call_t call = UFORM_CALL_INIT;
+        call.deferred = &handle;
+        CHECK_OK(uform_executor_for_n(executor, &call, 2, slow_deferred, NULL));
+        CHECK_OK(uform_executor_for_n(executor, NULL, 2, sees_deferred_done, NULL)); /* after it */
+        CHECK_OK(uform_deferred_wait(handle, -1));
+        uform_deferred_free(handle);
+        CHECK_OK(uform_executor_drain(executor, UFORM_MOOD_SPINNING));
+    }
+    CHECK_EQ_INT(executor->bias_revocations, 0); /* every revocation was its own */
+    CHECK(bias_of(executor) != UFORM_BIAS_OFF || !barrier_ready);
+    CHECK_OK(uform_executor_free(executor));
+}
+
+/* ---- 7. the revocation limit, and fork --------------------------------------------------------- */
+
+static void revocations_turn_it_off(void) {
+    uform_executor_t *executor = new_executor();
+    for (int i = 0; i < 12; i++) {
+        CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL)); /* this thread: granted */
+        pthread_t other;
+        void *status = NULL;
+        CHECK(pthread_create(&other, NULL, call_once, executor) == 0); /* revokes it */
+        pthread_join(other, &status);
+        CHECK_EQ_INT((uintptr_t)status, UFORM_STATUS_OK);
+    }
+    /* Twelve revocations by another thread, over the limit of eight: off for good. */
+    CHECK(bias_of(executor) == UFORM_BIAS_OFF);
+    if (barrier_ready) CHECK(executor->bias_revocations >= 8);
+    CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL));
+    CHECK(bias_of(executor) == UFORM_BIAS_OFF);
+    CHECK_OK(uform_executor_free(executor));
+}
+
+static void forked_child_answers_forked(void) {
+    uform_executor_t *executor = new_executor();
+    CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL)); /* granted to this thread */
+    fflush(NULL);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        /* The same thread token in the child: the bias's way in must still answer FORKED. */
+        uform_status_t status = uform_executor_for_n(executor, NULL, 2, nothing, NULL);
+        _exit(status == UFORM_STATUS_FORKED ? 0 : 1);
+    }
+    int wait_status = 0;
+    CHECK(waitpid(child, &wait_status, 0) == child);
+    CHECK(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0);
+    CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL)); /* the parent's is intact */
+    CHECK_OK(uform_executor_free(executor));
+}
+
+int main(void) {
+    barrier_ready = uform__process_barrier_ready();
+    if (!barrier_ready)
+        printf("note: no process barrier here (membarrier missing): nothing may be granted, and the races run "
+               "through the hold word alone\n");
+    granted_and_kept();
+    second_caller_while_owner_inside();
+    for (int what = 0; what < 3; what++) party_waits_for_owner(what);
+    party_at_owners_last_touch(true);
+    party_at_owners_last_touch(false);
+    callback_reentry_refused();
+    entries_cross(getenv("UFORM_TEST_EMULATOR") ? 10 : 40);
+    owner_enters_during_revocation();
+    owner_steps_out_converted();
+    owner_revokes_its_own();
+    fast_path_races_grant(false);
+    fast_path_races_grant(true);
+    revocations_turn_it_off();
+    forked_child_answers_forked();
+    TEST_DONE();
+}
