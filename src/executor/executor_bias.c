@@ -61,27 +61,44 @@ typedef struct bias_slot_t {
 
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 static bias_slot_t *free_slots;
-static pthread_once_t slot_key_once = PTHREAD_ONCE_INIT;
+static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
+static bool slot_key_made;
 static pthread_key_t slot_key; /* its destructor gives the slot back when the thread ends */
-/* Initial-exec: one load from the thread pointer, in the shared library too (an 8-byte variable
- * fits the static TLS glibc keeps for libraries loaded later, as Python loads this one). */
-static _Thread_local bias_slot_t *this_thread_slot __attribute__((tls_model("initial-exec")));
+/* The default TLS model: initial-exec would save a call in the shared library, but it takes
+ * glibc's small reserve for libraries loaded later (Python loads this one), and musl refuses
+ * such a library outright. The static library's users get the direct access anyway. */
+static _Thread_local bias_slot_t *this_thread_slot;
 
+/** At the thread's end: the slot goes back to the pool only if it is outside every call (a thread
+ *  that ended inside one, by pthread_exit in a callback, leaves its slot marked, and leaked), and
+ *  the thread forgets it, so a call it still makes from another key's destructor takes a new one
+ *  (POSIX runs destructors again for it) instead of sharing this one with its next taker. */
 static void give_slot_back(void *pointer) {
     bias_slot_t *slot = pointer;
+    this_thread_slot = NULL;
+    if (atomic_load(&slot->inside) != 0) return;
     pthread_mutex_lock(&slots_lock);
     slot->next_free = free_slots;
     free_slots = slot;
     pthread_mutex_unlock(&slots_lock);
 }
 
-static void make_slot_key(void) { pthread_key_create(&slot_key, give_slot_back); }
+/* fork() while another thread holds slots_lock must not leave the child's copy locked. */
+static void lock_slots(void) { pthread_mutex_lock(&slots_lock); }
+static void unlock_slots(void) { pthread_mutex_unlock(&slots_lock); }
 
-/** The calling thread's slot, taken on first use; NULL if there is no memory for one. */
+static void set_up_slots(void) {
+    slot_key_made = pthread_key_create(&slot_key, give_slot_back) == 0;
+    pthread_atfork(lock_slots, unlock_slots, unlock_slots);
+}
+
+/** The calling thread's slot, taken on first use; NULL if none can be had now (no memory, no
+ *  thread-specific key). */
 static bias_slot_t *slot_of_this_thread(void) {
     bias_slot_t *slot = this_thread_slot;
     if (slot) return slot;
-    pthread_once(&slot_key_once, make_slot_key);
+    pthread_once(&slots_once, set_up_slots);
+    if (!slot_key_made) return NULL; /* without the key, the slot would never come back */
     pthread_mutex_lock(&slots_lock);
     slot = free_slots;
     if (slot) free_slots = slot->next_free;
@@ -157,11 +174,11 @@ uform__bias_entry_t uform__bias_enter(uform_executor_t *executor, uintptr_t bias
     return UFORM_BIAS_STEPPED_OUT;
 }
 
-void uform__bias_leave(uform_executor_t *executor) {
+void uform__bias_leave(uform_executor_t *executor, uintptr_t token) {
     void (*hook)(void) = atomic_load_explicit(&uform__test_before_leave, memory_order_relaxed);
     if (hook) hook();
     /* Release: whoever next finds us outside sees the call's writes. */
-    if (atomic_exchange_explicit(&this_thread_slot->inside, 0, memory_order_release) & CONVERTED)
+    if (atomic_exchange_explicit(&((bias_slot_t *)token)->inside, 0, memory_order_release) & CONVERTED)
         converted_leave(executor);
 }
 
@@ -177,18 +194,23 @@ void uform__bias_grant(uform_executor_t *executor) {
         atomic_load(&executor->outstanding) == 0) {
         /* Ready means registered and a barrier seen working in this process (a fork()ed child
          * registers again): only then can a revocation keep the owner's side sound. */
-        bias_slot_t *slot = uform__process_barrier_ready() ? slot_of_this_thread() : NULL;
-        atomic_store(&executor->bias, slot ? (uintptr_t)slot : UFORM_BIAS_OFF);
+        if (!uform__process_barrier_ready()) {
+            atomic_store(&executor->bias, UFORM_BIAS_OFF);
+        } else {
+            bias_slot_t *slot = slot_of_this_thread(); /* NULL: no grant now, maybe later */
+            if (slot) atomic_store(&executor->bias, (uintptr_t)slot);
+        }
     }
     pthread_mutex_unlock(&executor->lock);
 }
 
 /** The barrier failed although it worked in this process before the grant: only a seccomp
- *  filter installed since could do that. Without it the owner's store of 1 may still sit in its CPU's
- *  store buffer, which hardware drains within microseconds (a preempted owner's context switch
- *  fenced it already): wait a millisecond before reading the owner's slot, and never grant again in
- *  this executor. Not a proof, as the barrier is; converting blindly instead would be wrong (the
- *  owner's plain store could overwrite the 2, leaking BIASED and hanging free). */
+ *  filter installed since could do that. Without it the owner's store into its slot may still sit
+ *  in its CPU's store buffer, which hardware drains within microseconds (a preempted owner's
+ *  context switch fenced it already): wait a millisecond before reading the slot, and never grant
+ *  again in this executor. Not a proof, as the barrier is; marking the slot converted blindly
+ *  would be wrong (the owner's plain store could overwrite the mark, leaking BIASED and hanging
+ *  free). */
 static void barrier_failed(uform_executor_t *executor) {
     executor->bias_revocations = UFORM_BIAS_REVOCATION_LIMIT;
     struct timespec drain = {0, 1000000};
@@ -219,8 +241,11 @@ bool uform__bias_revoke_locked(uform_executor_t *executor) {
 }
 
 uint32_t uform__hold_settled(uform_executor_t *executor) {
-    /* Without an owner the word is the whole truth (a REVOKED bias is in it as BIASED): no lock. */
-    if (!is_owner_token(atomic_load(&executor->bias))) return atomic_load(&executor->hold);
+    /* With no bias, or one off for good, the word is the whole truth: no lock. Not so while a
+     * revocation is under way (REVOKED, the call it finds not yet in the word): the lock waits
+     * for it. */
+    uintptr_t bias = atomic_load(&executor->bias);
+    if (bias == UFORM_BIAS_NONE || bias == UFORM_BIAS_OFF) return atomic_load(&executor->hold);
     pthread_mutex_lock(&executor->lock);
     uform__bias_revoke_locked(executor);
     uint32_t hold = atomic_load(&executor->hold);

@@ -137,8 +137,8 @@ static uform_status_t settle_raced_bias(uform_executor_t *executor, const char *
     return contended_error(caller);
 }
 
-uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, bool *biased) {
-    *biased = false;
+uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, uintptr_t *biased) {
+    *biased = 0;
     uform_status_t status;
     uintptr_t bias = atomic_load_explicit(&executor->bias, memory_order_relaxed);
     if (bias > UFORM_BIAS_OFF) {
@@ -148,13 +148,17 @@ uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, 
         if (entry == UFORM_BIAS_ENTERED) {
             /* Like the word's fast path, a fork()ed child keeps the hold: nothing is left to it. */
             if (uform__forked_since(executor->fork_generation)) return forked_error(caller);
-            *biased = true;
+            *biased = bias;
             return UFORM_STATUS_OK;
         }
         if (entry == UFORM_BIAS_STEPPED_OUT)
             status = checks_once_entered(executor, atomic_load(&executor->hold), caller);
         else
             status = uform__enter_call(executor, caller);
+    } else if (bias == UFORM_BIAS_REVOKED) {
+        /* A revocation under way, or the owner's converted call running: the slow path, whose
+         * checks come first (one of that call's own callbacks is refused, not CONTENDED). */
+        status = uform__enter_call(executor, caller);
     } else {
         /* Fast path: nothing queued, no flag set: enter and hold in one CAS. */
         void (*hook)(int) = atomic_load_explicit(&uform__test_bias_window, memory_order_relaxed);
@@ -165,7 +169,9 @@ uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, 
             /* Held (so no callback of this executor runs: nobody can belong to it), unless forked. */
             if (uform__forked_since(executor->fork_generation)) return forked_error(caller);
             /* Read again after the CAS: a bias granted before it, by the thread whose release the
-             * CAS followed, is seen here. */
+             * CAS followed, is seen here. (The first read said NONE or OFF: no biased call ran
+             * then, and one of a later owner's callbacks cannot be this thread, which was
+             * already calling.) */
             bias = atomic_load(&executor->bias);
             if (bias == UFORM_BIAS_NONE || bias == UFORM_BIAS_OFF) return UFORM_STATUS_OK;
             return settle_raced_bias(executor, caller);
@@ -207,9 +213,9 @@ uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, 
     return UFORM_STATUS_OK;
 }
 
-void uform__release_sync(uform_executor_t *executor, bool biased) {
+void uform__release_sync(uform_executor_t *executor, uintptr_t biased) {
     if (biased) {
-        uform__bias_leave(executor);
+        uform__bias_leave(executor, biased);
         return;
     }
     uform__bias_grant(executor); /* before the release: a grant needs the hold */

@@ -43,10 +43,11 @@ uform_status_t uform__enter_call(const uform_executor_t *executor, const char *c
 /** Counts the calling thread out; wakes a waiting free when it was the last. */
 void uform__leave(const uform_executor_t *executor);
 /** Enters and takes the executor for a synchronous call; CONTENDED, or INVALID_ARGUMENT
- *  once free has begun (not entered then). `*biased` says which hold it took, for the release. */
-uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, bool *biased);
+ *  once free has begun (not entered then). `*biased` says which hold it took, for the release:
+ *  0 for the word, or the owner's token when the bias took it. */
+uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, uintptr_t *biased);
 /** Releases a synchronous call's hold and leaves, in one step. */
-void uform__release_sync(uform_executor_t *executor, bool biased);
+void uform__release_sync(uform_executor_t *executor, uintptr_t biased);
 
 /* ---- the biased hold (executor_bias.c) ---- */
 
@@ -61,7 +62,7 @@ typedef enum uform__bias_entry_t {
 /** The owner's way in: a plain store and load, no locked instruction. */
 uform__bias_entry_t uform__bias_enter(uform_executor_t *executor, uintptr_t bias);
 /** The owner's way out; its last touch of the executor. */
-void uform__bias_leave(uform_executor_t *executor);
+void uform__bias_leave(uform_executor_t *executor, uintptr_t token);
 /** At the end of a synchronous call held through the word: makes the caller the owner when
  *  nothing else is going on and the process barrier works. */
 void uform__bias_grant(uform_executor_t *executor);

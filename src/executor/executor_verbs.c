@@ -45,7 +45,7 @@ uform_status_t uform__run_call(uform_executor_t *executor, const uform_call_t *c
         return call_failed(job, uform__run_inline(NULL, job), caller);
     }
     /* Holding also counts this thread in: free waits for it until the release below. */
-    bool biased = false;
+    uintptr_t biased = 0;
     uform_status_t status = uform__hold_sync(executor, caller, &biased);
     if (status != UFORM_STATUS_OK) return status;
     if (job->kind == UFORM_JOB_FOR_THREADS) job->n = job->total = executor->threads; /* read once counted in */

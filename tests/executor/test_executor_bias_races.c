@@ -533,6 +533,169 @@ static void owner_revokes_its_own(void) {
     CHECK_OK(uform_executor_free(executor));
 }
 
+/* A look at the word (uform__hold_settled, what order_stream decides from) while a revocation is
+ * under way: REVOKED is stored, the owner's call not yet in the word. The look must wait for the
+ * revocation and see the call, not a word without it. */
+static uform_executor_t *looked_executor;
+static _Atomic int revocation_parked = 0, look_started = 0;
+static _Atomic uint32_t looked_hold = 0;
+
+static void park_until_looked(int where) {
+    if (where != 1 || atomic_load(&revocation_parked)) return;
+    atomic_store(&revocation_parked, 1);
+    wait_until(&look_started);
+    sleep_us(20000); /* the look is at the lock by now, or wrongly done */
+}
+static void *look(void *unused) {
+    wait_until(&revocation_parked);
+    atomic_store(&look_started, 1);
+    atomic_store(&looked_hold, uform__hold_settled(looked_executor));
+    return NULL;
+}
+static void *contending_call(void *executor) {
+    return (void *)(uintptr_t)uform_executor_for_n(executor, NULL, 2, nothing, NULL);
+}
+
+static void look_during_revocation(void) {
+    looked_executor = new_executor();
+    owner_t owner;
+    start_gated_owner(&owner, looked_executor);
+    if (barrier_ready) {
+        atomic_store(&revocation_parked, 0);
+        atomic_store(&look_started, 0);
+        atomic_store(&uform__test_bias_window, park_until_looked);
+        pthread_t looker, revoker;
+        CHECK(pthread_create(&looker, NULL, look, NULL) == 0);
+        CHECK(pthread_create(&revoker, NULL, contending_call, looked_executor) == 0);
+        void *revoked = NULL;
+        pthread_join(revoker, &revoked);
+        pthread_join(looker, NULL);
+        atomic_store(&uform__test_bias_window, NULL);
+        CHECK_EQ_INT((uintptr_t)revoked, UFORM_STATUS_CONTENDED);
+        CHECK(atomic_load(&looked_hold) & UFORM_HOLD_BIASED); /* it saw the owner's call */
+    }
+    finish_gated_owner(&owner);
+    CHECK_EQ_INT(hold_of(looked_executor), 0);
+    CHECK_OK(uform_executor_free(looked_executor));
+}
+
+/* A thread ends owning a bias; its slot goes back to the pool, and the next thread to take a
+ * slot (likely that one) becomes the owner by inheritance while inside another executor's call.
+ * A revocation of the first executor must find that thread outside it, and both executors
+ * must go on working. */
+static uform_executor_t *inherited_first, *inherited_second;
+static _Atomic uintptr_t ended_token = 0, taker_token = 0;
+static void *own_and_end(void *unused) {
+    CHECK_OK(uform_executor_for_n(inherited_first, NULL, 2, nothing, NULL));
+    atomic_store(&ended_token, bias_of(inherited_first));
+    return NULL;
+}
+static void *take_slot_and_hold(void *unused) {
+    CHECK_OK(uform_executor_for_n(inherited_second, NULL, 2, nothing, NULL)); /* granted: a slot */
+    atomic_store(&taker_token, uform__bias_token_of_this_thread());
+    return (void *)(uintptr_t)uform_executor_for_n(inherited_second, NULL, 2, gated, NULL);
+}
+
+static void ended_owner_slot_reused(void) {
+    inherited_first = new_executor();
+    inherited_second = new_executor();
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, own_and_end, NULL) == 0);
+    pthread_join(thread, NULL); /* ended, owning the first executor's bias */
+    gate_init(&gate);
+    CHECK(pthread_create(&thread, NULL, take_slot_and_hold, NULL) == 0);
+    wait_arrived(&gate, 2); /* inside the second executor's call */
+    if (barrier_ready) {
+        CHECK(atomic_load(&ended_token) > UFORM_BIAS_OFF);
+        printf("ended_owner_slot_reused: the slot was %s\n",
+               atomic_load(&ended_token) == atomic_load(&taker_token) ? "reused" : "not reused");
+    }
+    CHECK_OK(uform_executor_for_n(inherited_first, NULL, 2, nothing, NULL)); /* revokes: outside it */
+    CHECK_STATUS(uform_executor_for_n(inherited_second, NULL, 2, nothing, NULL), UFORM_STATUS_CONTENDED);
+    gate_open(&gate);
+    void *status = NULL;
+    pthread_join(thread, &status);
+    CHECK_EQ_INT((uintptr_t)status, UFORM_STATUS_OK);
+    CHECK_OK(uform_executor_for_n(inherited_second, NULL, 2, nothing, NULL));
+    CHECK_EQ_INT(hold_of(inherited_first), 0);
+    CHECK_EQ_INT(hold_of(inherited_second), 0);
+    CHECK_OK(uform_executor_free(inherited_first));
+    CHECK_OK(uform_executor_free(inherited_second));
+}
+
+/* Both executors biased to this thread; a callback of the first calls the second. The slot is
+ * taken by the first's call, so the second's goes through the word, and the bias survives. */
+static uform_status_t call_other(void *context, size_t task, size_t thread) {
+    if (thread != 0) return UFORM_STATUS_OK; /* the owner's own thread only */
+    return uform_executor_for_n(context, NULL, 2, nothing, NULL);
+}
+
+static void nested_across_biased_executors(void) {
+    uform_executor_t *outer = new_executor(), *inner = new_executor();
+    CHECK_OK(uform_executor_for_n(outer, NULL, 2, nothing, NULL));
+    CHECK_OK(uform_executor_for_n(inner, NULL, 2, nothing, NULL));
+    if (barrier_ready) CHECK(bias_of(outer) == bias_of(inner) && bias_of(inner) == uform__bias_token_of_this_thread());
+    for (int i = 0; i < 3; i++) CHECK_OK(uform_executor_for_n(outer, NULL, 2, call_other, inner));
+    if (barrier_ready) CHECK(bias_of(inner) == uform__bias_token_of_this_thread()); /* granted again */
+    CHECK_EQ_INT(inner->bias_revocations, 0); /* its own revocations cost nothing */
+    CHECK_EQ_INT(hold_of(outer), 0);
+    CHECK_EQ_INT(hold_of(inner), 0);
+    CHECK_OK(uform_executor_free(inner));
+    CHECK_OK(uform_executor_free(outer));
+}
+
+/* One of the owner's call's own callbacks, on a worker, calls the executor while another thread's
+ * revocation is under way (REVOKED stored, the call not yet in the word): it must be refused as
+ * a callback (INVALID_ARGUMENT), not taken through the word and found CONTENDED. The first
+ * version let it take the word's fast path; test_executor_reentry_across_executors saw that
+ * under TSan, one run in twenty. */
+static uform_executor_t *reentered_executor;
+static _Atomic int reentry_inside = 0, reentry_parked = 0, worker_called = 0, revoker_done = 0;
+static _Atomic uform_status_t worker_status = UFORM_STATUS_OK;
+
+static void park_until_worker_called(int where) {
+    if (where != 1 || atomic_load(&reentry_parked)) return;
+    atomic_store(&reentry_parked, 1);
+    wait_until(&worker_called);
+}
+static uform_status_t reenter_during_revocation(void *context, size_t task, size_t thread) {
+    if (thread == 0) { /* the owner stays inside until the revoker has its answer */
+        atomic_store(&reentry_inside, 1);
+        wait_until(&revoker_done);
+    } else {
+        wait_until(&reentry_parked);
+        atomic_store(&worker_status, uform_executor_for_n(reentered_executor, NULL, 2, nothing, NULL));
+        atomic_store(&worker_called, 1);
+    }
+    return UFORM_STATUS_OK;
+}
+static void *revoke_when_inside(void *unused) {
+    wait_until(&reentry_inside);
+    uform_status_t status = uform_executor_for_n(reentered_executor, NULL, 2, nothing, NULL);
+    atomic_store(&revoker_done, 1);
+    return (void *)(uintptr_t)status;
+}
+
+static void callback_calls_during_revocation(void) {
+    reentered_executor = new_executor();
+    CHECK_OK(uform_executor_for_n(reentered_executor, NULL, 2, nothing, NULL)); /* the owner */
+    atomic_store(&reentry_inside, 0);
+    atomic_store(&reentry_parked, barrier_ready ? 0 : 1); /* without a bias, nothing to park in */
+    atomic_store(&worker_called, 0);
+    atomic_store(&revoker_done, 0);
+    atomic_store(&uform__test_bias_window, park_until_worker_called);
+    pthread_t revoker;
+    CHECK(pthread_create(&revoker, NULL, revoke_when_inside, NULL) == 0);
+    CHECK_OK(uform_executor_for_n(reentered_executor, NULL, 2, reenter_during_revocation, NULL));
+    void *revoked = NULL;
+    pthread_join(revoker, &revoked);
+    atomic_store(&uform__test_bias_window, NULL);
+    CHECK_STATUS(atomic_load(&worker_status), UFORM_STATUS_INVALID_ARGUMENT);
+    CHECK_EQ_INT((uintptr_t)revoked, UFORM_STATUS_CONTENDED);
+    CHECK_EQ_INT(hold_of(reentered_executor), 0);
+    CHECK_OK(uform_executor_free(reentered_executor));
+}
+
 /* ---- 7. the revocation limit, and fork --------------------------------------------------------- */
 
 static void revocations_turn_it_off(void) {
@@ -586,6 +749,10 @@ int main(void) {
     owner_enters_during_revocation();
     owner_steps_out_converted();
     owner_revokes_its_own();
+    look_during_revocation();
+    callback_calls_during_revocation();
+    ended_owner_slot_reused();
+    nested_across_biased_executors();
     fast_path_races_grant(false);
     fast_path_races_grant(true);
     revocations_turn_it_off();
