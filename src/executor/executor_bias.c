@@ -36,7 +36,9 @@
  * our threads, microseconds on a VM); after UFORM_BIAS_REVOCATION_LIMIT of them the executor stops
  * granting and every call takes the word, as before. A thread revoking its own bias (its drain,
  * its free, its deferred calls: a submission revokes, so the leader finds nothing to revoke)
- * pays nothing. Nothing is granted in a process where the barrier has not been seen working. Where the barrier is missing (an emulator that
+ * pays nothing. Nothing is granted in a process where the barrier has not been seen working, nor
+ * before the registration an executor's leader thread starts when it is created has finished
+ * (milliseconds in a process of several threads: no call waits for it). Where the barrier is missing (an emulator that
  * lacks membarrier, WebAssembly) nothing is ever granted. */
 #include <stdlib.h>
 #include <time.h>
@@ -185,6 +187,10 @@ void uform__bias_leave(uform_executor_t *executor, uintptr_t token) {
 void uform__bias_grant(uform_executor_t *executor) {
     /* Only into NONE, and only with nothing else going on: a revoker would take it back at once. */
     if (atomic_load_explicit(&executor->bias, memory_order_relaxed) != UFORM_BIAS_NONE) return;
+    /* Not before the leader's registration for the barrier is done (uform__leader_main): the
+     * calls until then take the word. */
+    int barrier = uform__process_barrier_known();
+    if (barrier == 0) return;
     if ((atomic_load_explicit(&executor->hold, memory_order_relaxed) & UFORM_HOLD_FLAGS) != UFORM_HOLD_SYNC ||
         atomic_load_explicit(&executor->outstanding, memory_order_relaxed) != 0)
         return;
@@ -194,7 +200,7 @@ void uform__bias_grant(uform_executor_t *executor) {
         atomic_load(&executor->outstanding) == 0) {
         /* Ready means registered and a barrier seen working in this process (a fork()ed child
          * registers again): only then can a revocation keep the owner's side sound. */
-        if (!uform__process_barrier_ready()) {
+        if (barrier < 0) {
             atomic_store(&executor->bias, UFORM_BIAS_OFF);
         } else {
             bias_slot_t *slot = slot_of_this_thread(); /* NULL: no grant now, maybe later */

@@ -136,6 +136,8 @@ void *uform__leader_main(void *argument) {
     uform_executor_t *executor = worker->executor;
     uform__membership_t membership;
     uform__membership_push(&membership, executor);
+    /* The process barrier's registration, here where no call waits for it (executor_bias.c). */
+    uform__process_barrier_ready();
     pthread_mutex_lock(&executor->lock);
     for (;;) {
         /* Deferred calls aren't latency-critical: the leader sleeps whatever the mood. */

@@ -4,4 +4,5 @@
 #include "platform/platform.h"
 
 bool uform__process_barrier_ready(void) { return false; }
+int uform__process_barrier_known(void) { return -1; }
 bool uform__process_barrier(void) { return false; }

@@ -90,6 +90,9 @@ static inline bool uform__forked_since(uint32_t generation) {
 /** Whether uform__process_barrier works in this process: registers for it on first use (again
  *  in a fork()ed child) and runs one barrier; false where the kernel or an emulator lacks it. */
 bool uform__process_barrier_ready(void);
+/** What uform__process_barrier_ready found in this process, without registering: 1 ready, -1
+ *  unavailable, 0 not asked yet (or being asked: the registration may take milliseconds). */
+int uform__process_barrier_known(void);
 /** Makes every thread of this process that is running now execute a full memory barrier before
  *  this returns (Linux membarrier, PRIVATE_EXPEDITED): a thread that ordered its own store and
  *  load with a compiler barrier only is then ordered as if it had fenced. False if the kernel

@@ -725,11 +725,28 @@ static void forked_child_answers_forked(void) {
     if (child == 0) {
         /* The same thread token in the child: the bias's way in must still answer FORKED. */
         uform_status_t status = uform_executor_for_n(executor, NULL, 2, nothing, NULL);
-        _exit(status == UFORM_STATUS_FORKED ? 0 : 1);
+        if (status != UFORM_STATUS_FORKED) _exit(1);
+        /* A new executor in the child: the child is unregistered for the barrier until the new
+         * executor's leader registers it, in the background; calls take the word until then,
+         * and are granted after. */
+        if (uform__process_barrier_known() != 0) _exit(2);
+        uform_executor_t *fresh = NULL;
+        if (uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &fresh) != UFORM_STATUS_OK) _exit(3);
+        double until = seconds_now() + 10.0;
+        bool granted = false;
+        while (!granted && seconds_now() < until) {
+            if (uform_executor_for_n(fresh, NULL, 2, nothing, NULL) != UFORM_STATUS_OK) _exit(4);
+            granted = bias_of(fresh) == uform__bias_token_of_this_thread() && bias_of(fresh) > UFORM_BIAS_OFF;
+            if (!granted) sleep_us(1000);
+        }
+        if (granted != barrier_ready) _exit(5);
+        if (uform_executor_free(fresh) != UFORM_STATUS_OK) _exit(6);
+        _exit(0);
     }
     int wait_status = 0;
     CHECK(waitpid(child, &wait_status, 0) == child);
-    CHECK(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0);
+    CHECK(WIFEXITED(wait_status));
+    CHECK_EQ_INT(WEXITSTATUS(wait_status), 0);
     CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL)); /* the parent's is intact */
     CHECK_OK(uform_executor_free(executor));
 }
