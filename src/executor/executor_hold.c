@@ -88,14 +88,17 @@ static void leave_with(const uform_executor_t *constant, uint32_t amount) {
 
 void uform__leave(const uform_executor_t *executor) { leave_with(executor, UFORM_HOLD_ENTERED); }
 
+static uform_status_t forked_error(const char *caller) {
+    return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do not exist "
+                                            "in this process",
+                       caller);
+}
+
 /** The checks every call makes once counted in (not before: until then free may release the
  *  executor, so counting in is the first touch). */
 static uform_status_t checks_once_entered(const uform_executor_t *executor, uint32_t hold, const char *caller) {
     if (uform__forked_since(executor->fork_generation))
-        /* Not left again: in a fork()ed child the mutex may be held by a thread that is gone. */
-        return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do not "
-                                                "exist in this process",
-                           caller);
+        return forked_error(caller); /* not left again: the mutex may be held by a thread that is gone */
     if (uform__thread_belongs_to(executor)) {
         uform__leave(executor);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
@@ -110,12 +113,6 @@ static uform_status_t checks_once_entered(const uform_executor_t *executor, uint
 
 uform_status_t uform__enter_call(const uform_executor_t *executor, const char *caller) {
     return checks_once_entered(executor, uform__enter(executor), caller);
-}
-
-static uform_status_t forked_error(const char *caller) {
-    return uform__fail(UFORM_STATUS_FORKED, "%s: this executor was created before fork(); its threads do not exist "
-                                            "in this process",
-                       caller);
 }
 
 static uform_status_t contended_error(const char *caller) {
