@@ -5,8 +5,9 @@
  * 2-12% of a 2-thread fork-join (bench/RESULTS.md): it waits for the caller's stores before the
  * call can go on. Most programs call an executor from one thread, so the executor is biased to
  * it: the owner, the thread whose inside slot is in `bias`, enters by storing the executor into
- * its slot and reading `bias` again, with only the compiler ordering the two, and leaves by an
- * exchange on its slot.
+ * its slot and reading `bias` again, with only the compiler ordering the two, and leaves by
+ * storing 0 into its slot and reading two more words of the slot, again ordered by the compiler
+ * alone. The caller's one locked instruction left is the generation's increment.
  *
  * The slot is the thread's own, not the executor's: an owner that read its bias and was then
  * preempted before its store may wake up long after its bias was revoked and granted to another
@@ -23,8 +24,18 @@
  * the executor in the owner's slot, or the owner's second read of `bias` sees REVOKED and it
  * steps out. A call the revoker finds inside is converted (the slot's low bit set) into a hold in
  * the word, BIASED with one ENTERED unit, which its owner gives back under the lock when it
- * leaves; so from then on
- * every decision taken from the word alone is right, as it was before the bias existed.
+ * leaves; so from then on every decision taken from the word alone is right, as it was before
+ * the bias existed.
+ *
+ * Leaving is the same pattern the other way round, with both of the owner's reads in its own
+ * slot: once its store of 0 is seen, a free may find it outside and release the executor, so the
+ * owner must not read the executor after it. A revoker counts itself in the slot's `revoking`
+ * before its barrier and out after its verdict, and a revoker that converted the call records the
+ * executor in the slot's `converted` before counting out. After the barrier either the revoker's
+ * CAS sees the owner's 0 (nothing converted) or the owner's read sees the count, or the record
+ * the count's release carries. Only then does the owner wait for the revokers and give a
+ * converted call back (that executor is still held: its ENTERED unit is in the word). The owner's
+ * store may overwrite the low bit a conversion set; the record is what counts.
  *
  * Grants: only a thread that holds the executor through the word (SYNC) grants, to itself, under
  * the lock, when nothing else is flagged or queued, so a revoker that holds the lock, or keeps a
@@ -52,10 +63,14 @@
 
 /* ---- each thread's inside slot ------------------------------------------------------------- */
 
-/** What a thread is inside, biased: 0, or the executor's address; the low bit set once a revoker
- *  has converted that call into the word. A line of its own: the owner writes it on every call. */
+/** A line of its own: the owner writes `inside` on every call and reads the rest when it leaves;
+ *  revokers write the rest, rarely. */
 typedef struct bias_slot_t {
+    /* What the thread is inside, biased: 0, or the executor's address; the low bit set once a
+     * revoker has converted that call into the word (until the owner's store of 0). */
     alignas(UFORM_LINE_) _Atomic uintptr_t inside;
+    _Atomic uint32_t revoking;   /* revokers between their count-in (before the barrier) and their verdict */
+    _Atomic uintptr_t converted; /* the executor whose call a revoker converted, until the owner gives it back */
     struct bias_slot_t *next_free;
 } bias_slot_t;
 
@@ -78,7 +93,7 @@ static _Thread_local bias_slot_t *this_thread_slot;
 static void give_slot_back(void *pointer) {
     bias_slot_t *slot = pointer;
     this_thread_slot = NULL;
-    if (atomic_load(&slot->inside) != 0) return;
+    if (atomic_load(&slot->inside) != 0 || atomic_load(&slot->converted) != 0) return;
     pthread_mutex_lock(&slots_lock);
     slot->next_free = free_slots;
     free_slots = slot;
@@ -89,9 +104,22 @@ static void give_slot_back(void *pointer) {
 static void lock_slots(void) { pthread_mutex_lock(&slots_lock); }
 static void unlock_slots(void) { pthread_mutex_unlock(&slots_lock); }
 
+/** In a fork()ed child, no revoker is left to count itself out of the forking thread's slot (one
+ *  may have been revoking that thread's bias as it forked), and a converted call of the parent's
+ *  answers FORKED there without leaving: the slot's next step-out would wait forever. The child
+ *  is this thread alone, so its words start over. */
+static void unlock_slots_in_child(void) {
+    bias_slot_t *slot = this_thread_slot;
+    if (slot) {
+        atomic_store(&slot->revoking, 0);
+        atomic_store(&slot->converted, 0);
+    }
+    pthread_mutex_unlock(&slots_lock);
+}
+
 static void set_up_slots(void) {
     slot_key_made = pthread_key_create(&slot_key, give_slot_back) == 0;
-    pthread_atfork(lock_slots, unlock_slots, unlock_slots);
+    pthread_atfork(lock_slots, unlock_slots, unlock_slots_in_child);
 }
 
 /** The calling thread's slot, taken on first use; NULL if none can be had now (no memory, no
@@ -107,6 +135,8 @@ static bias_slot_t *slot_of_this_thread(void) {
     pthread_mutex_unlock(&slots_lock);
     if (!slot && !(slot = aligned_alloc(UFORM_LINE_, sizeof *slot))) return NULL; /* never freed */
     atomic_store(&slot->inside, 0);
+    atomic_store(&slot->revoking, 0);
+    atomic_store(&slot->converted, 0);
     if (pthread_setspecific(slot_key, slot) != 0) {
         give_slot_back(slot);
         return NULL;
@@ -153,6 +183,32 @@ static void converted_leave(uform_executor_t *executor) {
     pthread_mutex_unlock(&executor->lock);
 }
 
+/** Waits for the revokers counted in the owner's slot, then gives back the call one of them
+ *  converted. A revoker's count lasts a barrier and a CAS under its executor's lock, none of which
+ *  waits for this thread. */
+static void settle_revocations(bias_slot_t *slot) {
+    while (atomic_load_explicit(&slot->revoking, memory_order_acquire) != 0) uform__thread_yield();
+    uintptr_t converted = atomic_load_explicit(&slot->converted, memory_order_relaxed);
+    if (!converted) return;
+    atomic_store_explicit(&slot->converted, 0, memory_order_relaxed);
+    converted_leave((uform_executor_t *)converted);
+}
+
+/** The owner steps out: its store, then its slot's own words. No fence: a revoker's barrier
+ *  orders the store before the loads, as at the entry (see the top of this file). The executor
+ *  is not read: once the store is seen it may be freed. */
+static inline void step_out(bias_slot_t *slot) {
+    /* Release: whoever next finds us outside sees the call's writes. */
+    atomic_store_explicit(&slot->inside, 0, memory_order_release);
+    atomic_signal_fence(memory_order_seq_cst);
+    void (*hook)(int) = atomic_load_explicit(&uform__test_bias_window, memory_order_relaxed);
+    if (hook) hook(4);
+    /* Acquire: a count read as 0 after a revoker's count-out carries its record. */
+    if (atomic_load_explicit(&slot->revoking, memory_order_acquire) != 0 ||
+        atomic_load_explicit(&slot->converted, memory_order_relaxed) != 0)
+        settle_revocations(slot);
+}
+
 uform__bias_entry_t uform__bias_enter(uform_executor_t *executor, uintptr_t bias) {
     bias_slot_t *slot = this_thread_slot;
     if ((uintptr_t)slot != bias) return UFORM_BIAS_NOT_OWNER;
@@ -172,16 +228,15 @@ uform__bias_entry_t uform__bias_enter(uform_executor_t *executor, uintptr_t bias
     /* Revoked meanwhile, or deferred calls queued: count in first (a free that then finds us
      * outside waits for the count), then step out, giving back a converted call. */
     uform__enter(executor);
-    if (atomic_exchange(&slot->inside, 0) & CONVERTED) converted_leave(executor);
+    step_out(slot);
     return UFORM_BIAS_STEPPED_OUT;
 }
 
 void uform__bias_leave(uform_executor_t *executor, uintptr_t token) {
     void (*hook)(void) = atomic_load_explicit(&uform__test_before_leave, memory_order_relaxed);
     if (hook) hook();
-    /* Release: whoever next finds us outside sees the call's writes. */
-    if (atomic_exchange_explicit(&((bias_slot_t *)token)->inside, 0, memory_order_release) & CONVERTED)
-        converted_leave(executor);
+    (void)executor; /* not read: see step_out */
+    step_out((bias_slot_t *)token);
 }
 
 void uform__bias_grant(uform_executor_t *executor) {
@@ -232,18 +287,23 @@ bool uform__bias_revoke_locked(uform_executor_t *executor) {
         atomic_store(&executor->bias, UFORM_BIAS_NONE);
         return false;
     }
+    bias_slot_t *slot = (bias_slot_t *)owner;
     atomic_store(&executor->bias, UFORM_BIAS_REVOKED);
+    atomic_fetch_add(&slot->revoking, 1); /* before the barrier: an owner stepping out after it waits */
     widen(1);
     if (!uform__process_barrier()) barrier_failed(executor); /* never in a fork()ed child: FORKED first */
     executor->bias_revocations++;
     uintptr_t inside = (uintptr_t)executor;
-    if (atomic_compare_exchange_strong(&((bias_slot_t *)owner)->inside, &inside, inside | CONVERTED)) {
+    bool converted = atomic_compare_exchange_strong(&slot->inside, &inside, inside | CONVERTED);
+    if (converted) {
         /* Its call now holds the word too; `bias` stays REVOKED until it leaves. */
         atomic_fetch_add(&executor->hold, UFORM_HOLD_ENTERED + UFORM_HOLD_BIASED);
-        return true;
+        widen(5);
+        atomic_store_explicit(&slot->converted, (uintptr_t)executor, memory_order_relaxed);
     }
-    atomic_store(&executor->bias, unowned(executor));
-    return false;
+    atomic_fetch_sub_explicit(&slot->revoking, 1, memory_order_release); /* carries the record */
+    if (!converted) atomic_store(&executor->bias, unowned(executor));
+    return converted;
 }
 
 uint32_t uform__hold_settled(uform_executor_t *executor) {

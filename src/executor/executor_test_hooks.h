@@ -21,10 +21,12 @@ extern bool (*_Atomic uform__test_pin)(uform__thread_t thread, int32_t cpu);
  *  which uform_executor_free could release what it is about to touch. */
 extern void (*_Atomic uform__test_before_leave)(void);
 /** Called by the biased hold (executor_bias.c) at 0: an owner's entry, between its store to
- *  its inside slot and its second read of `bias`; 1: a revocation, between its store of REVOKED
- *  and the process barrier; 2: the word's fast path (executor_hold.c), between its first read of
- *  `bias` and its CAS; 3: an owner's entry, between its first read of `bias` and its store. To
- *  widen the windows in which they cross. */
+ *  its inside slot and its second read of `bias`; 1: a revocation, between its count-in (after
+ *  its store of REVOKED) and the process barrier; 2: the word's fast path (executor_hold.c),
+ *  between its first read of `bias` and its CAS; 3: an owner's entry, between its first read of
+ *  `bias` and its store; 4: an owner stepping out, between its store of 0 and its reads of its
+ *  slot's count and record; 5: a revocation that converted the owner's call, between its CAS and
+ *  its record. To widen the windows in which they cross. */
 extern void (*_Atomic uform__test_bias_window)(int where);
 /** Called by uform_deferred_cancel once it has moved a queued call to CANCELLED, before it
  *  finishes the handle, to widen the window in which the leader and the owner let go of it. */

@@ -716,6 +716,193 @@ static void revocations_turn_it_off(void) {
     CHECK_OK(uform_executor_free(executor));
 }
 
+/* ---- the owner stepping out: its store of 0, then its slot's count and record ------------------ */
+
+/* A free in the window after the owner's store (where == 4): the free's revocation finds it
+ * outside and releases the executor while the owner has still to read its slot. The owner must
+ * not read the executor from then on (ASan reports the read of freed memory that a step-out
+ * reading `bias` after its store would make). */
+static _Thread_local bool step_out_stalls = false;
+static _Atomic int step_out_stalled = 0, step_out_resumed = 0;
+
+static void stall_after_store(int where) {
+    if (where != 4 || !step_out_stalls) return;
+    step_out_stalls = false; /* once: the call's own step-out */
+    atomic_store(&step_out_stalled, 1);
+    sleep_us(30000);
+    atomic_store(&step_out_resumed, 1);
+}
+
+static void *owner_stalling_after_store(void *executor) {
+    CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL)); /* granted */
+    step_out_stalls = true;
+    return (void *)(uintptr_t)uform_executor_for_n(executor, NULL, 2, nothing, NULL);
+}
+
+static void free_after_owners_store(void) {
+    uform_executor_t *executor = new_executor();
+    atomic_store(&step_out_stalled, 0);
+    atomic_store(&step_out_resumed, 0);
+    atomic_store(&uform__test_bias_window, stall_after_store);
+    pthread_t owner;
+    CHECK(pthread_create(&owner, NULL, owner_stalling_after_store, executor) == 0);
+    wait_until(&step_out_stalled);
+    CHECK_OK(uform_executor_free(executor)); /* the owner is outside: nothing to wait for */
+    bool freed_during_stall = !atomic_load(&step_out_resumed);
+    void *status = NULL;
+    pthread_join(owner, &status);
+    atomic_store(&uform__test_bias_window, NULL);
+    CHECK_EQ_INT((uintptr_t)status, UFORM_STATUS_OK);
+    /* Without the bias the call leaves through the word and never reaches where == 4: the free
+     * then waited for nothing, and the stall never happened (checked in the wait above). */
+    if (!freed_during_stall) printf("free_after_owners_store: the free outlasted the 30 ms stall (slow machine)\n");
+}
+
+/* A revocation that converted the owner's call and has not yet recorded it (where == 5) while the
+ * owner steps out: the owner's store overwrites the conversion's mark, its count read says a
+ * revoker is under way, and it must wait for the record and give the call back. A step-out that
+ * trusted the record alone would leave BIASED and ENTERED in the word, and the drain below would
+ * never return. */
+static uform_executor_t *recorded_executor;
+static _Thread_local bool waits_for_record = false;
+static _Atomic int owner_before_store = 0, revoker_converted = 0, owner_stored = 0;
+
+static void owner_waits_for_revoker(void) {
+    if (!waits_for_record) return;
+    waits_for_record = false;
+    atomic_store(&owner_before_store, 1);
+    wait_until(&revoker_converted); /* its CAS found us inside: converted */
+}
+
+static void record_late(int where) {
+    if (where == 4 && atomic_load(&revoker_converted)) atomic_store(&owner_stored, 1);
+    if (where != 5) return;
+    atomic_store(&revoker_converted, 1);
+    wait_until(&owner_stored);
+    sleep_us(20000); /* the owner reads its count meanwhile, and waits */
+}
+
+static void *owner_leaving_converted(void *unused) {
+    CHECK_OK(uform_executor_for_n(recorded_executor, NULL, 2, nothing, NULL)); /* granted */
+    waits_for_record = true;
+    return (void *)(uintptr_t)uform_executor_for_n(recorded_executor, NULL, 2, nothing, NULL);
+}
+
+static _Atomic int drained = 0;
+static void *drain_and_say(void *executor) {
+    uform_status_t status = uform_executor_drain(executor, UFORM_MOOD_SPINNING);
+    atomic_store(&drained, 1);
+    return (void *)(uintptr_t)status;
+}
+
+static void owner_waits_for_revokers_record(void) {
+    recorded_executor = new_executor();
+    CHECK_OK(uform_executor_for_n(recorded_executor, NULL, 2, nothing, NULL));
+    if (!barrier_ready) {
+        CHECK_OK(uform_executor_free(recorded_executor));
+        return;
+    }
+    atomic_store(&owner_before_store, 0);
+    atomic_store(&revoker_converted, 0);
+    atomic_store(&owner_stored, 0);
+    atomic_store(&drained, 0);
+    atomic_store(&uform__test_before_leave, owner_waits_for_revoker);
+    atomic_store(&uform__test_bias_window, record_late);
+    pthread_t owner, drainer;
+    CHECK(pthread_create(&owner, NULL, owner_leaving_converted, NULL) == 0);
+    wait_until(&owner_before_store);
+    CHECK(pthread_create(&drainer, NULL, drain_and_say, recorded_executor) == 0);
+    double until = seconds_now() + 10.0;
+    while (!atomic_load(&drained) && seconds_now() < until) sleep_us(1000);
+    CHECK(atomic_load(&drained));
+    if (!atomic_load(&drained)) {
+        fprintf(stderr, "owner_waits_for_revokers_record: the drain hangs: the converted call was never given back\n");
+        fflush(NULL);
+        _exit(1); /* the threads cannot be joined */
+    }
+    void *owner_status = NULL, *drain_status = NULL;
+    pthread_join(owner, &owner_status);
+    pthread_join(drainer, &drain_status);
+    atomic_store(&uform__test_before_leave, NULL);
+    atomic_store(&uform__test_bias_window, NULL);
+    CHECK_EQ_INT((uintptr_t)owner_status, UFORM_STATUS_OK);
+    CHECK_EQ_INT((uintptr_t)drain_status, UFORM_STATUS_OK);
+    CHECK_EQ_INT(atomic_load(&owner_stored), 1); /* the window was crossed as meant */
+    CHECK_EQ_INT(hold_of(recorded_executor), 0);
+    CHECK(bias_of(recorded_executor) == UFORM_BIAS_NONE || bias_of(recorded_executor) == UFORM_BIAS_OFF);
+    CHECK_OK(uform_executor_for_n(recorded_executor, NULL, 2, nothing, NULL));
+    CHECK_OK(uform_executor_free(recorded_executor));
+}
+
+/* fork() while another thread revokes the forking thread's bias (parked after its count-in, where
+ * == 1): the child has no revoker to count out, and its first biased step-out would wait for it
+ * forever unless the child's fork handler starts the slot over. */
+static uform_executor_t *forker_executor;
+static _Atomic int fork_revoker_parked = 0, forked = 0;
+
+static void park_until_forked(int where) {
+    if (where != 1 || atomic_load(&forked)) return;
+    atomic_store(&fork_revoker_parked, 1);
+    wait_until(&forked);
+}
+
+static void *revoke_forkers_bias(void *unused) {
+    return (void *)(uintptr_t)uform_executor_for_n(forker_executor, NULL, 2, nothing, NULL);
+}
+
+static void fork_while_bias_revoked(void) {
+#ifdef __EMSCRIPTEN__
+    printf("fork_while_bias_revoked: skipped, no fork() in WebAssembly\n");
+    return;
+#endif
+    forker_executor = new_executor();
+    CHECK_OK(uform_executor_for_n(forker_executor, NULL, 2, nothing, NULL)); /* granted to this thread */
+    if (!barrier_ready) {
+        CHECK_OK(uform_executor_free(forker_executor));
+        return;
+    }
+    atomic_store(&fork_revoker_parked, 0);
+    atomic_store(&forked, 0);
+    atomic_store(&uform__test_bias_window, park_until_forked);
+    pthread_t revoker;
+    CHECK(pthread_create(&revoker, NULL, revoke_forkers_bias, NULL) == 0);
+    wait_until(&fork_revoker_parked); /* counted into this thread's slot */
+    fflush(NULL);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        atomic_store(&uform__test_bias_window, NULL);
+        alarm(20); /* a step-out waiting for the parent's revoker would hang: SIGALRM ends it */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+        _exit(0); /* no new threads in such a child under a sanitizer (see forked_child_answers_forked) */
+#endif
+        if (getenv("UFORM_TEST_EMULATOR")) _exit(0);
+        uform_executor_t *fresh = NULL;
+        if (uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &fresh) != UFORM_STATUS_OK) _exit(3);
+        double until = seconds_now() + 10.0;
+        int biased_calls = 0;
+        while (biased_calls < 100 && seconds_now() < until) {
+            if (uform_executor_for_n(fresh, NULL, 2, nothing, NULL) != UFORM_STATUS_OK) _exit(4);
+            if (bias_of(fresh) == uform__bias_token_of_this_thread()) biased_calls++; /* next one steps out */
+            else sleep_us(1000);
+        }
+        if (biased_calls < 100) _exit(5);
+        if (uform_executor_free(fresh) != UFORM_STATUS_OK) _exit(6);
+        _exit(0);
+    }
+    atomic_store(&forked, 1);
+    void *status = NULL;
+    pthread_join(revoker, &status);
+    atomic_store(&uform__test_bias_window, NULL);
+    CHECK_EQ_INT((uintptr_t)status, UFORM_STATUS_OK); /* the owner was outside: the word, free */
+    int wait_status = 0;
+    CHECK(waitpid(child, &wait_status, 0) == child);
+    CHECK(WIFEXITED(wait_status));
+    if (WIFSIGNALED(wait_status)) fprintf(stderr, "fork_while_bias_revoked: the child died of signal %d\n", WTERMSIG(wait_status));
+    CHECK_EQ_INT(WEXITSTATUS(wait_status), 0);
+    CHECK_OK(uform_executor_free(forker_executor));
+}
+
 static void forked_child_answers_forked(void) {
 #ifdef __EMSCRIPTEN__
     printf("forked_child_answers_forked: skipped, no fork() in WebAssembly\n");
@@ -785,5 +972,8 @@ int main(void) {
     fast_path_races_grant(true);
     revocations_turn_it_off();
     forked_child_answers_forked();
+    free_after_owners_store();
+    owner_waits_for_revokers_record();
+    fork_while_bias_revoked();
     TEST_DONE();
 }
