@@ -104,16 +104,18 @@ static void give_slot_back(void *pointer) {
 static void lock_slots(void) { pthread_mutex_lock(&slots_lock); }
 static void unlock_slots(void) { pthread_mutex_unlock(&slots_lock); }
 
-/** In a fork()ed child, no revoker is left to count itself out of the forking thread's slot (one
- *  may have been revoking that thread's bias as it forked), and a converted call of the parent's
- *  answers FORKED there without leaving: the slot's next step-out would wait forever. The child
- *  is this thread alone, so its words start over. */
+/** In a fork()ed child, no revoker is left to count itself out of a slot: not of the forking
+ *  thread's (one may have been revoking that thread's bias as it forked), nor of a pooled one (a
+ *  departed owner's, which the child's next thread may take). And a converted call of the
+ *  parent's answers FORKED there without leaving. Either slot's next step-out would wait
+ *  forever. The child is this thread alone, so those words start over. */
 static void unlock_slots_in_child(void) {
     bias_slot_t *slot = this_thread_slot;
     if (slot) {
         atomic_store(&slot->revoking, 0);
         atomic_store(&slot->converted, 0);
     }
+    for (bias_slot_t *pooled = free_slots; pooled; pooled = pooled->next_free) atomic_store(&pooled->revoking, 0);
     pthread_mutex_unlock(&slots_lock);
 }
 
@@ -133,10 +135,16 @@ static bias_slot_t *slot_of_this_thread(void) {
     slot = free_slots;
     if (slot) free_slots = slot->next_free;
     pthread_mutex_unlock(&slots_lock);
-    if (!slot && !(slot = aligned_alloc(UFORM_LINE_, sizeof *slot))) return NULL; /* never freed */
-    atomic_store(&slot->inside, 0);
-    atomic_store(&slot->revoking, 0);
-    atomic_store(&slot->converted, 0);
+    if (!slot) {
+        if (!(slot = aligned_alloc(UFORM_LINE_, sizeof *slot))) return NULL; /* never freed */
+        atomic_store(&slot->inside, 0);
+        atomic_store(&slot->revoking, 0);
+        atomic_store(&slot->converted, 0);
+    }
+    /* A pooled slot keeps its words: `inside` and `converted` are 0 (give_slot_back), and a
+     * revoker that read the departed owner's token may still be counted into `revoking`. It
+     * counts itself out; zeroing the count under it would wrap it, and this thread would then
+     * wait at every step-out for a revoker that never comes. */
     if (pthread_setspecific(slot_key, slot) != 0) {
         give_slot_back(slot);
         return NULL;
@@ -187,10 +195,24 @@ static void converted_leave(uform_executor_t *executor) {
  *  converted. A revoker's count lasts a barrier and a CAS under its executor's lock, none of which
  *  waits for this thread. */
 static void settle_revocations(bias_slot_t *slot) {
-    while (atomic_load_explicit(&slot->revoking, memory_order_acquire) != 0) uform__thread_yield();
+    /* Yields first, then short sleeps: a revoker of lower real-time priority on this CPU must
+     * get to run. */
+    for (unsigned turns = 0; atomic_load_explicit(&slot->revoking, memory_order_acquire) != 0; turns++) {
+        if (turns < 64) {
+            uform__thread_yield();
+        } else {
+            struct timespec pause = {0, 50000};
+            nanosleep(&pause, NULL);
+        }
+    }
     uintptr_t converted = atomic_load_explicit(&slot->converted, memory_order_relaxed);
     if (!converted) return;
     atomic_store_explicit(&slot->converted, 0, memory_order_relaxed);
+    /* Before this thread's next store to `inside`: a revoker that converts that next call
+     * records it after seeing the store, and must not find its record erased by this 0 landing
+     * late (the unlock in converted_leave orders earlier stores, not later ones; x86 keeps
+     * stores in order anyway). */
+    atomic_thread_fence(memory_order_seq_cst);
     converted_leave((uform_executor_t *)converted);
 }
 

@@ -741,21 +741,161 @@ static void *owner_stalling_after_store(void *executor) {
 
 static void free_after_owners_store(void) {
     uform_executor_t *executor = new_executor();
+    if (!barrier_ready) { /* nothing is granted: no step-out to stall in */
+        CHECK_OK(uform_executor_free(executor));
+        return;
+    }
     atomic_store(&step_out_stalled, 0);
     atomic_store(&step_out_resumed, 0);
     atomic_store(&uform__test_bias_window, stall_after_store);
     pthread_t owner;
     CHECK(pthread_create(&owner, NULL, owner_stalling_after_store, executor) == 0);
     wait_until(&step_out_stalled);
+    CHECK_EQ_INT(atomic_load(&step_out_stalled), 1); /* the owner's call was biased, and is in the window */
     CHECK_OK(uform_executor_free(executor)); /* the owner is outside: nothing to wait for */
     bool freed_during_stall = !atomic_load(&step_out_resumed);
     void *status = NULL;
     pthread_join(owner, &status);
     atomic_store(&uform__test_bias_window, NULL);
     CHECK_EQ_INT((uintptr_t)status, UFORM_STATUS_OK);
-    /* Without the bias the call leaves through the word and never reaches where == 4: the free
-     * then waited for nothing, and the stall never happened (checked in the wait above). */
+    CHECK_EQ_INT(atomic_load(&step_out_resumed), 1);
     if (!freed_during_stall) printf("free_after_owners_store: the free outlasted the 30 ms stall (slow machine)\n");
+}
+
+/* A thread that owned a bias ends, and its slot goes back to the pool; another thread starts
+ * revoking that bias (counted into the slot, parked before its barrier); a new thread takes the
+ * slot from the pool for a grant of its own. The revoker's count must survive the take: zeroed
+ * there, the revoker's count-out would wrap it, and the new owner would wait at every step-out
+ * for a revoker that never comes. In-process, and in a fork()ed child (whose fork handler must
+ * clear a pooled slot's count, the parent's revoker being gone there). */
+static uform_executor_t *reused_executor;
+static _Atomic int reuse_revoker_parked = 0, reuse_go = 0;
+
+static void park_reuse_revoker(int where) {
+    if (where != 1 || atomic_load(&reuse_go)) return;
+    atomic_store(&reuse_revoker_parked, 1);
+    double until = seconds_now() + 10.0;
+    while (!atomic_load(&reuse_go) && seconds_now() < until) sleep_us(100);
+}
+
+static void *own_and_leave(void *executor) {
+    CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL)); /* granted at its release */
+    CHECK_OK(uform_executor_for_n(executor, NULL, 2, nothing, NULL));
+    return (void *)uform__bias_token_of_this_thread();
+}
+
+static void *revoke_departed(void *unused) {
+    return (void *)(uintptr_t)uform_executor_for_n(reused_executor, NULL, 2, nothing, NULL);
+}
+
+typedef struct taker_t {
+    uform_executor_t *executor;
+    _Atomic int granted, go, done;
+    uintptr_t token;
+} taker_t;
+
+static void *take_pooled_and_call(void *argument) {
+    taker_t *taker = argument;
+    double until = seconds_now() + 10.0;
+    while ((!uform__bias_token_of_this_thread() || bias_of(taker->executor) != uform__bias_token_of_this_thread()) &&
+           seconds_now() < until)
+        if (uform_executor_for_n(taker->executor, NULL, 2, nothing, NULL) != UFORM_STATUS_OK) return NULL;
+    taker->token = uform__bias_token_of_this_thread();
+    atomic_store(&taker->granted, 1);
+    while (!atomic_load(&taker->go) && seconds_now() < until + 10.0) sleep_us(100);
+    for (int i = 0; i < 100; i++) /* each steps out of the slot */
+        if (uform_executor_for_n(taker->executor, NULL, 2, nothing, NULL) != UFORM_STATUS_OK) return NULL;
+    atomic_store(&taker->done, 1);
+    return NULL;
+}
+
+/* Waits for `flag` up to `seconds`; false if it never came. */
+static bool waited(_Atomic int *flag, double seconds) {
+    double until = seconds_now() + seconds;
+    while (!atomic_load(flag) && seconds_now() < until) sleep_us(1000);
+    return atomic_load(flag) != 0;
+}
+
+static void slot_reused_while_revoker_counted_in(bool in_child) {
+#ifdef __EMSCRIPTEN__
+    if (in_child) {
+        printf("slot_reused_while_revoker_counted_in: fork case skipped, no fork() in WebAssembly\n");
+        return;
+    }
+#endif
+    reused_executor = new_executor();
+    uform_executor_t *second = new_executor();
+    pthread_t first_owner, revoker;
+    void *departed = NULL;
+    CHECK(pthread_create(&first_owner, NULL, own_and_leave, reused_executor) == 0);
+    pthread_join(first_owner, &departed); /* its slot is the pool's head now */
+    if (!barrier_ready) {
+        CHECK_OK(uform_executor_free(second));
+        CHECK_OK(uform_executor_free(reused_executor));
+        return;
+    }
+    CHECK(bias_of(reused_executor) == (uintptr_t)departed);
+    atomic_store(&reuse_revoker_parked, 0);
+    atomic_store(&reuse_go, 0);
+    atomic_store(&uform__test_bias_window, park_reuse_revoker);
+    CHECK(pthread_create(&revoker, NULL, revoke_departed, NULL) == 0);
+    CHECK(waited(&reuse_revoker_parked, 10.0)); /* counted into the departed owner's slot */
+    if (in_child) {
+        fflush(NULL);
+        pid_t child = fork();
+        CHECK(child >= 0);
+        if (child == 0) {
+            atomic_store(&uform__test_bias_window, NULL);
+            alarm(20); /* a step-out waiting for the parent's revoker would hang */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+            _exit(0); /* no new threads in such a child under a sanitizer */
+#endif
+            if (getenv("UFORM_TEST_EMULATOR")) _exit(0);
+            uform_executor_t *fresh = NULL;
+            if (uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &fresh) != UFORM_STATUS_OK) _exit(3);
+            taker_t taker = {.executor = fresh};
+            atomic_store(&taker.go, 1);
+            pthread_t thread;
+            if (pthread_create(&thread, NULL, take_pooled_and_call, &taker) != 0) _exit(4);
+            pthread_join(thread, NULL);
+            if (!atomic_load(&taker.done)) _exit(5);
+            if (taker.token != (uintptr_t)departed) _exit(6); /* it did take the pooled slot */
+            _exit(uform_executor_free(fresh) == UFORM_STATUS_OK ? 0 : 7);
+        }
+        atomic_store(&reuse_go, 1);
+        void *status = NULL;
+        pthread_join(revoker, &status);
+        atomic_store(&uform__test_bias_window, NULL);
+        CHECK_EQ_INT((uintptr_t)status, UFORM_STATUS_OK);
+        int wait_status = 0;
+        CHECK(waitpid(child, &wait_status, 0) == child);
+        CHECK(WIFEXITED(wait_status));
+        if (WIFSIGNALED(wait_status))
+            fprintf(stderr, "slot_reused_while_revoker_counted_in: the child died of signal %d\n", WTERMSIG(wait_status));
+        CHECK_EQ_INT(WEXITSTATUS(wait_status), 0);
+    } else {
+        taker_t taker = {.executor = second};
+        pthread_t thread;
+        CHECK(pthread_create(&thread, NULL, take_pooled_and_call, &taker) == 0);
+        CHECK(waited(&taker.granted, 10.0)); /* its grant took the pooled slot */
+        atomic_store(&reuse_go, 1);          /* the revoker counts out, finding nobody inside */
+        void *status = NULL;
+        pthread_join(revoker, &status);
+        atomic_store(&uform__test_bias_window, NULL);
+        CHECK_EQ_INT((uintptr_t)status, UFORM_STATUS_OK);
+        atomic_store(&taker.go, 1);
+        if (!waited(&taker.done, 10.0)) {
+            fprintf(stderr, "slot_reused_while_revoker_counted_in: the new owner waits at its step-out for ever\n");
+            CHECK(false);
+            fflush(NULL);
+            _exit(1); /* its thread cannot be joined */
+        }
+        pthread_join(thread, NULL);
+        CHECK(taker.token == (uintptr_t)departed); /* the pooled slot, as meant */
+        CHECK_EQ_INT(uform__bias_slot_inside(taker.token), 0);
+    }
+    CHECK_OK(uform_executor_free(second));
+    CHECK_OK(uform_executor_free(reused_executor));
 }
 
 /* A revocation that converted the owner's call and has not yet recorded it (where == 5) while the
@@ -975,5 +1115,7 @@ int main(void) {
     free_after_owners_store();
     owner_waits_for_revokers_record();
     fork_while_bias_revoked();
+    slot_reused_while_revoker_counted_in(false);
+    slot_reused_while_revoker_counted_in(true);
     TEST_DONE();
 }
