@@ -834,6 +834,7 @@ static void slot_reused_while_revoker_counted_in(bool in_child) {
         CHECK_OK(uform_executor_free(reused_executor));
         return;
     }
+    CHECK(departed != NULL); /* it was granted (a token, not NONE) */
     CHECK(bias_of(reused_executor) == (uintptr_t)departed);
     atomic_store(&reuse_revoker_parked, 0);
     atomic_store(&reuse_go, 0);
