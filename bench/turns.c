@@ -30,12 +30,13 @@
 #include "peers.h"
 #include "rounds.h"
 #include "spawn.h"
+#include "turns_modes.h"
 #include "work.h"
 
 #define MAX_POOLS 16
 #define MAX_PROCESSES 8 /* --processes */
 #define MAX_ENTRIES (MAX_POOLS * MAX_PROCESSES)
-#define MAX_CYCLES 4000
+#define MAX_CYCLES BENCH_TURNS_MAX_CYCLES
 #define BATCH_SECONDS 0.002
 /* Untimed calls at the start of every turn: long enough for a resting pool's threads to wake
  * or be spawned again (ForkUnion's, bench/peer_fork_union.cpp) and for the lines a call moves
@@ -360,6 +361,9 @@ int bench_turns_run(options_t const *options, char **self_argv) {
              threads, threads);
     printf("\n");
     bench_print_wrapped(text, "");
+    char const *names[MAX_POOLS];
+    for (size_t k = 0; k < count; k++) names[k] = configs[k].name;
+    bench_turns_print_modes(&ns[0][0], MAX_CYCLES, count, cycles, names, reference, floor, floor_context);
     if (run.any_failed) printf("\nSome pools FAILED a correctness check, crashed or hung; see stderr.\n");
     fflush(stdout);
     return run.any_failed;

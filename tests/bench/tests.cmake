@@ -24,3 +24,12 @@ if(TARGET uform-bench AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME bench.turns_layout COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_turns.sh $<TARGET_FILE:uform-bench>)
   set_tests_properties(bench.turns_layout PROPERTIES LABELS bench TIMEOUT 120)
 endif()
+
+# Where `uform bench --turns` splits its cycles into the machine's latency modes (not a
+# test_*.c: it needs the bench's library, built only with the bench).
+if(TARGET uform_bench_core AND NOT CMAKE_CROSSCOMPILING)
+  add_executable(check_turns_modes ${CMAKE_CURRENT_LIST_DIR}/check_turns_modes.c)
+  target_link_libraries(check_turns_modes PRIVATE uform_bench_core m)
+  add_test(NAME bench.turns_mode_threshold COMMAND check_turns_modes)
+  set_tests_properties(bench.turns_mode_threshold PROPERTIES LABELS bench TIMEOUT 60)
+endif()
