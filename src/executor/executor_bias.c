@@ -159,6 +159,10 @@ uintptr_t uform__bias_slot_inside(uintptr_t token) {
     return token > UFORM_BIAS_OFF ? atomic_load(&((bias_slot_t *)token)->inside) : 0;
 }
 
+uint32_t uform__bias_slot_revoking(uintptr_t token) {
+    return token > UFORM_BIAS_OFF ? atomic_load(&((bias_slot_t *)token)->revoking) : 0;
+}
+
 bool uform__bias_owner_inside(const uform_executor_t *executor) {
     uintptr_t owner = atomic_load(&executor->bias);
     if (owner <= UFORM_BIAS_OFF) return false;

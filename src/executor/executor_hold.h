@@ -76,6 +76,7 @@ uint32_t uform__hold_settled(uform_executor_t *executor);
  *  whether the bias's owner is inside a call of `executor` now. */
 uintptr_t uform__bias_token_of_this_thread(void);
 uintptr_t uform__bias_slot_inside(uintptr_t token); /* what a token's thread is inside: 0 or an executor */
+uint32_t uform__bias_slot_revoking(uintptr_t token); /* revokers counted into a token's slot now */
 bool uform__bias_owner_inside(const uform_executor_t *executor);
 void uform__hold_leader_locked(uform_executor_t *executor, uint64_t sequence);
 /** Sleeps on `changed` (the lock held) until `what` is true for `target`. */

@@ -1090,6 +1090,189 @@ static void forked_child_answers_forked(void) {
     CHECK_OK(uform_executor_free(executor));
 }
 
+/* Two revokers of different executors counted into one owner's slot at once (the owner holds both
+ * biases): B's revoker parked after its count-in (where == 1) while A's revoker converts the
+ * owner's running call of A, records it and counts out; then the owner leaves, between the two
+ * count-outs. It must wait for B's revoker, give A's call back once, and find its count at 0
+ * afterwards, its later step-outs free. The count is checked after each count-out: one that
+ * cleared the count instead of taking its own unit off (a mutant tried) leaves 0 with B's revoker
+ * still under way, and the owner leaves without waiting for it. */
+static uform_executor_t *pair_a, *pair_b;
+static _Thread_local bool parks_at_count_in = false;
+static _Atomic int pair_b_parked = 0, pair_b_go = 0;
+
+static void park_second_revoker(int where) {
+    if (where != 1 || !parks_at_count_in) return;
+    parks_at_count_in = false;
+    atomic_store(&pair_b_parked, 1);
+    double until = seconds_now() + 10.0;
+    while (!atomic_load(&pair_b_go) && seconds_now() < until) sleep_us(100);
+}
+
+static void *revoke_b_parked(void *unused) {
+    parks_at_count_in = true;
+    return (void *)(uintptr_t)uform_executor_for_n(pair_b, NULL, 2, nothing, NULL);
+}
+
+typedef struct pair_owner_t {
+    _Atomic int granted, left, go, done;
+    uintptr_t token;
+    uform_status_t status;
+} pair_owner_t;
+
+static void *own_both_and_call_a(void *argument) {
+    pair_owner_t *owner = argument;
+    for (int i = 0; i < 2; i++) /* granted at the first calls' releases */
+        if (uform_executor_for_n(pair_a, NULL, 2, nothing, NULL) != UFORM_STATUS_OK ||
+            uform_executor_for_n(pair_b, NULL, 2, nothing, NULL) != UFORM_STATUS_OK)
+            return NULL;
+    owner->token = uform__bias_token_of_this_thread();
+    atomic_store(&owner->granted, owner->token && bias_of(pair_a) == owner->token && bias_of(pair_b) == owner->token);
+    owner->status = uform_executor_for_n(pair_a, NULL, 2, gated, NULL); /* inside until the gate opens */
+    atomic_store(&owner->left, 1);
+    /* B's revoker's own call runs once it counted out: a call of ours beside it is CONTENDED. */
+    double until = seconds_now() + 20.0;
+    while (!atomic_load(&owner->go) && seconds_now() < until) sleep_us(100);
+    for (int i = 0; i < 50 && owner->status == UFORM_STATUS_OK; i++) { /* each steps out of the slot again */
+        uform_status_t a = uform_executor_for_n(pair_a, NULL, 2, nothing, NULL);
+        uform_status_t b = uform_executor_for_n(pair_b, NULL, 2, nothing, NULL);
+        if (a != UFORM_STATUS_OK || b != UFORM_STATUS_OK) {
+            fprintf(stderr, "two_revokers_in_one_slot: call %d after: %s, %s (%s)\n", i, uform_status_name(a),
+                    uform_status_name(b), uform_last_error());
+            owner->status = a != UFORM_STATUS_OK ? a : b;
+        }
+    }
+    atomic_store(&owner->done, 1);
+    return NULL;
+}
+
+static void two_revokers_in_one_slot(void) {
+    pair_a = new_executor();
+    pair_b = new_executor();
+    pair_owner_t owner = {0};
+    pthread_t owner_thread, second;
+    gate_init(&gate);
+    atomic_store(&pair_b_parked, 0);
+    atomic_store(&pair_b_go, 0);
+    CHECK(pthread_create(&owner_thread, NULL, own_both_and_call_a, &owner) == 0);
+    wait_arrived(&gate, 2);
+    CHECK_EQ_INT(atomic_load(&owner.granted), barrier_ready);
+    if (!barrier_ready) { /* nothing granted: no slot to count into */
+        atomic_store(&owner.go, 1);
+        gate_open(&gate);
+        pthread_join(owner_thread, NULL);
+        CHECK(atomic_load(&owner.done));
+        CHECK_OK(uform_executor_free(pair_b));
+        CHECK_OK(uform_executor_free(pair_a));
+        return;
+    }
+    atomic_store(&uform__test_bias_window, park_second_revoker);
+    CHECK(pthread_create(&second, NULL, revoke_b_parked, NULL) == 0);
+    CHECK(waited(&pair_b_parked, 10.0)); /* B's revoker is counted into the owner's slot */
+    CHECK_EQ_INT(uform__bias_slot_revoking(owner.token), 1);
+    /* A's revoker: converts the owner's running call, records it, counts out. */
+    CHECK_EQ_INT(uform_executor_for_n(pair_a, NULL, 2, nothing, NULL), UFORM_STATUS_CONTENDED);
+    CHECK(hold_of(pair_a) & UFORM_HOLD_BIASED);
+    CHECK_EQ_INT(uform__bias_slot_revoking(owner.token), 1); /* only its own unit came off */
+    gate_open(&gate);
+    sleep_us(50000);
+    CHECK_EQ_INT(atomic_load(&owner.left), 0); /* it waits for B's revoker, still counted in */
+    atomic_store(&pair_b_go, 1);
+    void *second_status = NULL;
+    pthread_join(second, &second_status);
+    atomic_store(&uform__test_bias_window, NULL);
+    CHECK_EQ_INT((uintptr_t)second_status, UFORM_STATUS_OK); /* the owner was outside B: revoked, not converted */
+    atomic_store(&owner.go, 1);
+    if (!waited(&owner.done, 10.0)) {
+        fprintf(stderr, "two_revokers_in_one_slot: the owner waits at a step-out for ever\n");
+        CHECK(false);
+        fflush(NULL);
+        _exit(1); /* its thread cannot be joined */
+    }
+    pthread_join(owner_thread, NULL);
+    CHECK_OK(owner.status);
+    CHECK_EQ_INT(uform__bias_slot_revoking(owner.token), 0);
+    CHECK_EQ_INT(uform__bias_slot_inside(owner.token), 0);
+    CHECK_EQ_INT(hold_of(pair_a), 0); /* A's converted call given back, once */
+    CHECK_EQ_INT(hold_of(pair_b), 0);
+    CHECK_OK(uform_executor_drain(pair_a, UFORM_MOOD_PARKED));
+    CHECK_OK(uform_executor_free(pair_b));
+    CHECK_OK(uform_executor_free(pair_a));
+}
+
+/* The owner's entry finds its bias revoked (its second read, where == 0, waits until a revoker
+ * has converted the call it just stored) and steps out through the entry's own path; the
+ * revoker's record comes late (where == 5 waits until the owner's store of 0, where == 4). The
+ * owner must wait for the record there too and give the converted call back before it takes the
+ * word: otherwise BIASED and its ENTERED unit stay in the word, and the drain never returns. */
+static uform_executor_t *late_executor;
+static _Thread_local bool late_owner = false;
+static _Atomic int late_converted = 0, late_owner_stored = 0;
+
+static void late_record_at_entry(int where) {
+    if (where == 0 && late_owner) {
+        late_owner = false;
+        wait_until(&late_converted); /* the revoker's CAS found us inside */
+    } else if (where == 4 && atomic_load(&late_converted)) {
+        atomic_store(&late_owner_stored, 1);
+    } else if (where == 5) {
+        atomic_store(&late_converted, 1);
+        wait_until(&late_owner_stored);
+        sleep_us(20000); /* the owner reads its count meanwhile, and waits */
+    }
+}
+
+static void *late_owner_call(void *unused) {
+    CHECK_OK(uform_executor_for_n(late_executor, NULL, 2, nothing, NULL)); /* granted */
+    late_owner = true;
+    return (void *)(uintptr_t)uform_executor_for_n(late_executor, NULL, 2, nothing, NULL);
+}
+
+static void *late_revoker_call(void *unused) {
+    return (void *)(uintptr_t)uform_executor_for_n(late_executor, NULL, 2, nothing, NULL);
+}
+
+static void late_record_on_stepped_out_entry(void) {
+    late_executor = new_executor();
+    CHECK_OK(uform_executor_for_n(late_executor, NULL, 2, nothing, NULL));
+    if (!barrier_ready) {
+        CHECK_OK(uform_executor_free(late_executor));
+        return;
+    }
+    atomic_store(&late_converted, 0);
+    atomic_store(&late_owner_stored, 0);
+    atomic_store(&drained, 0);
+    /* Hand the bias to the owner's thread: this thread's own drain revokes it for free. */
+    CHECK_OK(uform_executor_drain(late_executor, UFORM_MOOD_PARKED));
+    atomic_store(&uform__test_bias_window, late_record_at_entry);
+    pthread_t owner, revoker, drainer;
+    CHECK(pthread_create(&owner, NULL, late_owner_call, NULL) == 0);
+    /* The revoker starts once the owner is in its window: it has read `bias` as its own. */
+    double until = seconds_now() + 10.0;
+    while (!uform__bias_owner_inside(late_executor) && seconds_now() < until) sleep_us(100);
+    CHECK(uform__bias_owner_inside(late_executor));
+    CHECK(pthread_create(&revoker, NULL, late_revoker_call, NULL) == 0);
+    void *owner_status = NULL, *revoker_status = NULL;
+    pthread_join(revoker, &revoker_status);
+    pthread_join(owner, &owner_status);
+    atomic_store(&uform__test_bias_window, NULL);
+    CHECK_EQ_INT(atomic_load(&late_owner_stored), 1); /* the windows were crossed as meant */
+    CHECK_EQ_INT((uintptr_t)revoker_status, UFORM_STATUS_CONTENDED); /* it found the owner inside */
+    CHECK_EQ_INT((uintptr_t)owner_status, UFORM_STATUS_OK);         /* stepped out, then the word */
+    CHECK(pthread_create(&drainer, NULL, drain_and_say, late_executor) == 0);
+    until = seconds_now() + 10.0;
+    while (!atomic_load(&drained) && seconds_now() < until) sleep_us(1000);
+    if (!atomic_load(&drained)) {
+        fprintf(stderr, "late_record_on_stepped_out_entry: the drain hangs: the converted call was never given back\n");
+        CHECK(false);
+        fflush(NULL);
+        _exit(1);
+    }
+    pthread_join(drainer, NULL);
+    CHECK_EQ_INT(hold_of(late_executor), 0);
+    CHECK_OK(uform_executor_free(late_executor));
+}
+
 int main(void) {
     barrier_ready = uform__process_barrier_ready();
     if (!barrier_ready)
@@ -1118,5 +1301,7 @@ int main(void) {
     fork_while_bias_revoked();
     slot_reused_while_revoker_counted_in(false);
     slot_reused_while_revoker_counted_in(true);
+    two_revokers_in_one_slot();
+    late_record_on_stepped_out_entry();
     TEST_DONE();
 }
