@@ -227,8 +227,7 @@ static inline void step_out(bias_slot_t *slot) {
     /* Release: whoever next finds us outside sees the call's writes. */
     atomic_store_explicit(&slot->inside, 0, memory_order_release);
     atomic_signal_fence(memory_order_seq_cst);
-    void (*hook)(int) = atomic_load_explicit(&uform__test_bias_window, memory_order_relaxed);
-    if (hook) hook(4);
+    widen(4);
     /* Acquire: a count read as 0 after a revoker's count-out carries its record. */
     if (atomic_load_explicit(&slot->revoking, memory_order_acquire) != 0 ||
         atomic_load_explicit(&slot->converted, memory_order_relaxed) != 0)
@@ -258,11 +257,10 @@ uform__bias_entry_t uform__bias_enter(uform_executor_t *executor, uintptr_t bias
     return UFORM_BIAS_STEPPED_OUT;
 }
 
-void uform__bias_leave(uform_executor_t *executor, uintptr_t token) {
+void uform__bias_leave(uintptr_t token) {
     void (*hook)(void) = atomic_load_explicit(&uform__test_before_leave, memory_order_relaxed);
     if (hook) hook();
-    (void)executor; /* not read: see step_out */
-    step_out((bias_slot_t *)token);
+    step_out((bias_slot_t *)token); /* the executor is not read: see step_out */
 }
 
 void uform__bias_grant(uform_executor_t *executor) {

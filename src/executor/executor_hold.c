@@ -212,7 +212,7 @@ uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, 
 
 void uform__release_sync(uform_executor_t *executor, uintptr_t biased) {
     if (biased) {
-        uform__bias_leave(executor, biased);
+        uform__bias_leave(biased);
         return;
     }
     uform__bias_grant(executor); /* before the release: a grant needs the hold */

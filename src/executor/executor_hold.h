@@ -61,8 +61,9 @@ typedef enum uform__bias_entry_t {
 } uform__bias_entry_t;
 /** The owner's way in: a plain store and load, no locked instruction. */
 uform__bias_entry_t uform__bias_enter(uform_executor_t *executor, uintptr_t bias);
-/** The owner's way out; its last touch of the executor. */
-void uform__bias_leave(uform_executor_t *executor, uintptr_t token);
+/** The owner's way out, by the token its entry got: the slot alone, never the executor, which
+ *  may be freed once the owner's store of 0 is seen. */
+void uform__bias_leave(uintptr_t token);
 /** At the end of a synchronous call held through the word: makes the caller the owner when
  *  nothing else is going on and the process barrier works. */
 void uform__bias_grant(uform_executor_t *executor);
