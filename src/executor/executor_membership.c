@@ -8,18 +8,10 @@
  * or deadlock for a deferred one, instead of the INVALID_ARGUMENT the header promises. */
 #include "executor/executor_internal.h"
 
-static _Thread_local uform__membership_t *innermost = NULL;
-
-void uform__membership_push(uform__membership_t *link, const uform_executor_t *executor) {
-    link->executor = executor;
-    link->outer = innermost;
-    innermost = link;
-}
-
-void uform__membership_pop(uform__membership_t *link) { innermost = link->outer; }
+_Thread_local uform__membership_t *uform__membership_innermost = NULL;
 
 bool uform__thread_belongs_to(const uform_executor_t *executor) {
-    for (const uform__membership_t *link = innermost; link; link = link->outer)
+    for (const uform__membership_t *link = uform__membership_innermost; link; link = link->outer)
         if (link->executor == executor) return true;
     return false;
 }
