@@ -363,7 +363,7 @@ int bench_turns_run(options_t const *options, char **self_argv) {
     bench_print_wrapped(text, "");
     char const *names[MAX_POOLS];
     for (size_t k = 0; k < count; k++) names[k] = configs[k].name;
-    bench_turns_print_modes(&ns[0][0], MAX_CYCLES, count, cycles, names, reference, floor, floor_context);
+    bench_turns_print_modes((double const *)ns, MAX_CYCLES, count, cycles, names, reference, floor, floor_context);
     if (run.any_failed) printf("\nSome pools FAILED a correctness check, crashed or hung; see stderr.\n");
     fflush(stdout);
     return run.any_failed;

@@ -17,11 +17,22 @@ static int ascending(void const *a, void const *b) {
     return (x > y) - (x < y);
 }
 
+/* The 90th percentile of `count` sorted values over their 10th (interpolated, as Python's
+ * statistics.quantiles(method="inclusive") would place them). */
+static double spread(double const *sorted, size_t count) {
+    double at_low = 0.1 * (double)(count - 1), at_high = 0.9 * (double)(count - 1);
+    size_t low = (size_t)at_low, high = (size_t)at_high;
+    double p10 = low + 1 < count ? sorted[low] + (sorted[low + 1] - sorted[low]) * (at_low - (double)low) : sorted[low];
+    double p90 = high + 1 < count ? sorted[high] + (sorted[high + 1] - sorted[high]) * (at_high - (double)high)
+                                  : sorted[high];
+    return p90 / p10;
+}
+
 double bench_turns_mode_threshold(double const *floor_ns, size_t cycles, double *scratch) {
     size_t n = 0;
     for (size_t c = 0; c < cycles; c++)
         if (floor_ns[c] > 0) scratch[n++] = floor_ns[c]; /* NaN compares false: left out */
-    if (n < 2 * BENCH_MODE_MIN_CYCLES) return 0;
+    if (n < 2 * BENCH_MODE_MIN_CYCLES) return -1;
     qsort(scratch, n, sizeof *scratch, ascending);
     size_t widest = 0;
     double widest_gap = 0;
@@ -30,6 +41,7 @@ double bench_turns_mode_threshold(double const *floor_ns, size_t cycles, double 
         if (gap > widest_gap) widest_gap = gap, widest = i;
     }
     if (widest_gap < BENCH_MODE_GAP) return 0;
+    if (spread(scratch, widest) >= widest_gap || spread(scratch + widest, n - widest) >= widest_gap) return 0;
     return sqrt(scratch[widest - 1] * scratch[widest]);
 }
 
@@ -51,13 +63,23 @@ static double median_in_mode(double const *a, double const *b, double const *flo
 void bench_turns_print_modes(double const *ns, size_t stride, size_t pools, size_t cycles,
                              char const *const *names, size_t reference, size_t floor, size_t floor_context) {
     static double values[BENCH_TURNS_MAX_CYCLES];
-    if (floor >= pools || cycles > BENCH_TURNS_MAX_CYCLES) return;
+    printf("\n");
+    if (floor >= pools || cycles > BENCH_TURNS_MAX_CYCLES) {
+        bench_print_wrapped("By latency mode: no floor in this run (it needs 2 threads and 2 CPUs), so no "
+                            "split.",
+                            "");
+        return;
+    }
     double const *floor_ns = ns + floor * stride;
     double const threshold = bench_turns_mode_threshold(floor_ns, cycles, values);
-    printf("\n");
-    if (threshold <= 0) {
+    if (threshold < 0) {
+        bench_print_wrapped("By latency mode: too few floor batches (under 6) to tell modes apart.", "");
+        return;
+    }
+    if (threshold == 0) {
         bench_print_wrapped("By latency mode: one mode all run (no jump of 1.5x or more between the floor's "
-                            "batches, with 3 cycles on each side), so the table above is that mode's.",
+                            "batches with 3 cycles on each side, wider than either side's own spread), so the "
+                            "table above is that mode's.",
                             "");
         return;
     }

@@ -19,8 +19,11 @@
 
 /** The threshold between the modes over `cycles` floor batches (NaN or 0 entries: no batch),
  *  in ns: the geometric mean of the two neighbours around the widest jump in their sorted
- *  order, if that jump is at least BENCH_MODE_GAP and each side has BENCH_MODE_MIN_CYCLES;
- *  0 when the batches show one mode. Uses `scratch` (room for `cycles` values). */
+ *  order, if that jump is at least BENCH_MODE_GAP, each side has BENCH_MODE_MIN_CYCLES, and the
+ *  jump is wider than either side's own spread (its 90th percentile over its 10th: a few
+ *  batches an interrupt slowed, spread out above one mode, are not a second one); 0 when the
+ *  batches show one mode, -1 when there are too few (under 2 * BENCH_MODE_MIN_CYCLES) to tell.
+ *  Uses `scratch` (room for `cycles` values). */
 double bench_turns_mode_threshold(double const *floor_ns, size_t cycles, double *scratch);
 
 /** Prints the split table after the main one: per pool, its median batch, the ratio to it of

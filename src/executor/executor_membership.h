@@ -15,7 +15,13 @@ typedef struct uform__membership_t {
 /* The innermost link of the calling thread's chain (executor_membership.c). Push and pop are
  * inline: every synchronous call makes both, and two calls into another file were about a tenth
  * of a 1-thread call (perf, bench/RESULTS.md). */
+#if defined(__GNUC__)
+/* Hidden: the library's own, never exported (the shared library still reaches it through
+ * __tls_get_addr, as it did inside the functions this replaced). */
+extern __attribute__((visibility("hidden"))) _Thread_local uform__membership_t *uform__membership_innermost;
+#else
 extern _Thread_local uform__membership_t *uform__membership_innermost;
+#endif
 
 static inline void uform__membership_push(uform__membership_t *link, const uform_executor_t *executor) {
     link->executor = executor;

@@ -19,7 +19,7 @@ printf '%s\n' "$out" | grep -Eq '^\| floor \(two pinned threads\) +\| +[0-9.]+ [
 printf '%s\n' "$out" | grep -Eq "^\| floor, with the call's context +\| +[0-9.]+ [num]?s +\|.*\| +[0-9]+\.[0-9]+ \| +- +\|$" ||
   fail "no row for the floor with the call's context, with its ratio to the plain floor"
 # After the table, the cycles split by the machine's latency mode, or a line saying it saw one.
-printf '%s\n' "$out" | grep -Eq '^By latency mode: (one mode all run|fast, the [0-9]+ cycles whose floor batch was under [0-9]+ ns)' ||
+printf '%s\n' "$out" | grep -Eq '^By latency mode: (one mode all run|too few floor batches|fast, the [0-9]+ cycles whose floor batch was under [0-9]+ ns)' ||
   fail "no split by latency mode after the table"
 two=$($bench --turns --cycles 2 --peers uform --warmup 0.01 --item bump-two 2>/dev/null) ||
   fail "the run with --item bump-two failed"

@@ -32,4 +32,12 @@ if(TARGET uform_bench_core AND NOT CMAKE_CROSSCOMPILING)
   target_link_libraries(check_turns_modes PRIVATE uform_bench_core m)
   add_test(NAME bench.turns_mode_threshold COMMAND check_turns_modes)
   set_tests_properties(bench.turns_mode_threshold PROPERTIES LABELS bench TIMEOUT 60)
+  # scripts/bench-ab's Python copy of the rule, held against this one on the same floors.
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME bench.ab_mode_threshold_agrees
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_mode_threshold.py ${PROJECT_SOURCE_DIR}
+                     $<TARGET_FILE:check_turns_modes>)
+    set_tests_properties(bench.ab_mode_threshold_agrees PROPERTIES LABELS bench TIMEOUT 60)
+  endif()
 endif()
