@@ -36,10 +36,19 @@ static int compare_doubles(void const *a, void const *b) {
     return (x > y) - (x < y);
 }
 
+void bench_sort(double *values, size_t count) { qsort(values, count, sizeof(double), compare_doubles); }
+
 double bench_median(double *values, size_t count) {
     if (!count) return NAN;
-    qsort(values, count, sizeof(double), compare_doubles);
+    bench_sort(values, count);
     return count % 2 ? values[count / 2] : 0.5 * (values[count / 2 - 1] + values[count / 2]);
+}
+
+double bench_quantile(double const *sorted, size_t count, double q) {
+    double at = q * (double)(count - 1);
+    size_t low = (size_t)at;
+    double frac = at - (double)low;
+    return low + 1 < count ? sorted[low] * (1 - frac) + sorted[low + 1] * frac : sorted[low];
 }
 
 size_t bench_usable_cores(void) {

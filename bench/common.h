@@ -11,8 +11,13 @@
 double bench_now_seconds(void);          /* CLOCK_MONOTONIC */
 double bench_process_cpu_seconds(void);  /* this process, every thread */
 void bench_sleep_seconds(double seconds);
+/** Sorts `count` values in ascending order, in place. */
+void bench_sort(double *values, size_t count);
 /** The median of `count` values (NaN for none); sorts them in place. */
 double bench_median(double *values, size_t count);
+/** The q-quantile (0..1) of `count` values already sorted (bench_median sorts), interpolated
+ *  linearly between neighbours, as Python's statistics.quantiles(method="inclusive"). */
+double bench_quantile(double const *sorted, size_t count, double q);
 
 size_t bench_usable_cores(void);         /* CPUs in this process's affinity mask */
 void bench_cpu_model(char *out, size_t size);

@@ -154,15 +154,6 @@ typedef struct turn_entry_t {
     int alive;
 } turn_entry_t;
 
-/* The q-quantile (0..1) of `count` values already sorted (bench_median sorts), interpolated
- * linearly between neighbours, as Python's statistics.quantiles(method="inclusive"). */
-static double quantile(double const *sorted, size_t count, double q) {
-    double at = q * (double)(count - 1);
-    size_t low = (size_t)at;
-    double frac = at - (double)low;
-    return low + 1 < count ? sorted[low] * (1 - frac) + sorted[low + 1] * frac : sorted[low];
-}
-
 /* a[c] / b[c] over the cycles where both have a batch, into `ratios`; how many. */
 static size_t ratios_of(double const *a, double const *b, size_t cycles, double *ratios) {
     size_t n = 0;
@@ -336,7 +327,7 @@ int bench_turns_run(options_t const *options, char **self_argv) {
             size_t within = 0;
             for (size_t i = 0; i < n; i++) within += values[i] <= 0.9;
             snprintf(CELL(k + 1, 4), BENCH_CELL, "%.0f%% of %zu", 100.0 * (double)within / (double)n, n);
-            snprintf(CELL(k + 1, 3), BENCH_CELL, "%.2f-%.2f", quantile(values, n, 0.25), quantile(values, n, 0.75));
+            snprintf(CELL(k + 1, 3), BENCH_CELL, "%.2f-%.2f", bench_quantile(values, n, 0.25), bench_quantile(values, n, 0.75));
         }
         size_t const floors[2] = {floor, floor_context};
         for (int f = 0; f < 2; f++) {

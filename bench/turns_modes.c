@@ -8,24 +8,12 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "common.h"
 
-static int ascending(void const *a, void const *b) {
-    double x = *(double const *)a, y = *(double const *)b;
-    return (x > y) - (x < y);
-}
-
-/* The 90th percentile of `count` sorted values over their 10th (interpolated, as Python's
- * statistics.quantiles(method="inclusive") would place them). */
+/* The 90th percentile of `count` sorted values over their 10th. */
 static double spread(double const *sorted, size_t count) {
-    double at_low = 0.1 * (double)(count - 1), at_high = 0.9 * (double)(count - 1);
-    size_t low = (size_t)at_low, high = (size_t)at_high;
-    double p10 = low + 1 < count ? sorted[low] + (sorted[low + 1] - sorted[low]) * (at_low - (double)low) : sorted[low];
-    double p90 = high + 1 < count ? sorted[high] + (sorted[high + 1] - sorted[high]) * (at_high - (double)high)
-                                  : sorted[high];
-    return p90 / p10;
+    return bench_quantile(sorted, count, 0.9) / bench_quantile(sorted, count, 0.1);
 }
 
 double bench_turns_mode_threshold(double const *floor_ns, size_t cycles, double *scratch) {
@@ -33,7 +21,7 @@ double bench_turns_mode_threshold(double const *floor_ns, size_t cycles, double 
     for (size_t c = 0; c < cycles; c++)
         if (floor_ns[c] > 0) scratch[n++] = floor_ns[c]; /* NaN compares false: left out */
     if (n < 2 * BENCH_MODE_MIN_CYCLES) return -1;
-    qsort(scratch, n, sizeof *scratch, ascending);
+    bench_sort(scratch, n);
     size_t widest = 0;
     double widest_gap = 0;
     for (size_t i = BENCH_MODE_MIN_CYCLES; i + BENCH_MODE_MIN_CYCLES <= n; i++) {

@@ -936,6 +936,22 @@ static void *drain_and_say(void *executor) {
     return (void *)(uintptr_t)status;
 }
 
+/* The drain `drainer` (drain_and_say) runs must return within 10 s: one that waits for a converted
+ * call never given back would hang the test, so that ends it at once, failed, naming `who`.
+ * The drain's status. */
+static uform_status_t drain_returned(pthread_t drainer, const char *who) {
+    double until = seconds_now() + 10.0;
+    while (!atomic_load(&drained) && seconds_now() < until) sleep_us(1000);
+    if (!atomic_load(&drained)) {
+        fprintf(stderr, "%s: FAILED: the drain hangs: the converted call was never given back\n", who);
+        fflush(NULL);
+        _exit(1); /* the drainer cannot be joined */
+    }
+    void *status = NULL;
+    pthread_join(drainer, &status);
+    return (uform_status_t)(uintptr_t)status;
+}
+
 static void owner_waits_for_revokers_record(void) {
     recorded_executor = new_executor();
     CHECK_OK(uform_executor_for_n(recorded_executor, NULL, 2, nothing, NULL));
@@ -953,21 +969,13 @@ static void owner_waits_for_revokers_record(void) {
     CHECK(pthread_create(&owner, NULL, owner_leaving_converted, NULL) == 0);
     wait_until(&owner_before_store);
     CHECK(pthread_create(&drainer, NULL, drain_and_say, recorded_executor) == 0);
-    double until = seconds_now() + 10.0;
-    while (!atomic_load(&drained) && seconds_now() < until) sleep_us(1000);
-    CHECK(atomic_load(&drained));
-    if (!atomic_load(&drained)) {
-        fprintf(stderr, "owner_waits_for_revokers_record: the drain hangs: the converted call was never given back\n");
-        fflush(NULL);
-        _exit(1); /* the threads cannot be joined */
-    }
-    void *owner_status = NULL, *drain_status = NULL;
+    uform_status_t drain_status = drain_returned(drainer, "owner_waits_for_revokers_record");
+    void *owner_status = NULL;
     pthread_join(owner, &owner_status);
-    pthread_join(drainer, &drain_status);
     atomic_store(&uform__test_before_leave, NULL);
     atomic_store(&uform__test_bias_window, NULL);
     CHECK_EQ_INT((uintptr_t)owner_status, UFORM_STATUS_OK);
-    CHECK_EQ_INT((uintptr_t)drain_status, UFORM_STATUS_OK);
+    CHECK_EQ_INT(drain_status, UFORM_STATUS_OK);
     CHECK_EQ_INT(atomic_load(&owner_stored), 1); /* the window was crossed as meant */
     CHECK_EQ_INT(hold_of(recorded_executor), 0);
     CHECK(bias_of(recorded_executor) == UFORM_BIAS_NONE || bias_of(recorded_executor) == UFORM_BIAS_OFF);
@@ -1274,15 +1282,7 @@ static void late_record_on_stepped_out_entry(void) {
     CHECK_EQ_INT((uintptr_t)revoker_status, UFORM_STATUS_CONTENDED); /* it found the owner inside */
     CHECK_EQ_INT((uintptr_t)owner_status, UFORM_STATUS_OK);         /* stepped out, then the word */
     CHECK(pthread_create(&drainer, NULL, drain_and_say, late_executor) == 0);
-    until = seconds_now() + 10.0;
-    while (!atomic_load(&drained) && seconds_now() < until) sleep_us(1000);
-    if (!atomic_load(&drained)) {
-        fprintf(stderr, "late_record_on_stepped_out_entry: FAILED: the drain hangs: the converted call was never "
-                        "given back\n");
-        fflush(NULL);
-        _exit(1); /* the drainer cannot be joined */
-    }
-    pthread_join(drainer, NULL);
+    drain_returned(drainer, "late_record_on_stepped_out_entry");
     CHECK_EQ_INT(hold_of(late_executor), 0);
     CHECK_OK(uform_executor_free(late_executor));
 }
