@@ -63,36 +63,24 @@
 
 /* ---- each thread's inside slot ------------------------------------------------------------- */
 
-/** A line of its own: the owner writes `inside` on every call and reads the rest when it leaves;
- *  revokers write the rest, rarely. */
-typedef struct bias_slot_t {
-    /* What the thread is inside, biased: 0, or the executor's address; the low bit set once a
-     * revoker has converted that call into the word (until the owner's store of 0). */
-    alignas(UFORM_LINE_) _Atomic uintptr_t inside;
-    _Atomic uint32_t revoking;   /* revokers between their count-in (before the barrier) and their verdict */
-    _Atomic uintptr_t converted; /* the executor whose call a revoker converted, until the owner gives it back */
-    struct bias_slot_t *next_free;
-} bias_slot_t;
-
-#define CONVERTED ((uintptr_t)1)
-
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
-static bias_slot_t *free_slots;
+static uform__bias_slot_t *free_slots;
 static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
 static bool slot_key_made;
 static pthread_key_t slot_key; /* its destructor gives the slot back when the thread ends */
-/* The default TLS model: initial-exec would save a call in the shared library, but it takes
+/* The calling thread's slot (declared in executor_bias.h, where the owner's inline path reads
+ * it). The default TLS model: initial-exec would save a call in the shared library, but it takes
  * glibc's small reserve for libraries loaded later (Python loads this one), and musl refuses
  * such a library outright. The static library's users get the direct access anyway. */
-static _Thread_local bias_slot_t *this_thread_slot;
+_Thread_local uform__bias_slot_t *uform__bias_this_thread_slot = NULL;
 
 /** At the thread's end: the slot goes back to the pool only if it is outside every call (a thread
  *  that ended inside one, by pthread_exit in a callback, leaves its slot marked, and leaked), and
  *  the thread forgets it, so a call it still makes from another key's destructor takes a new one
  *  (POSIX runs destructors again for it) instead of sharing this one with its next taker. */
 static void give_slot_back(void *pointer) {
-    bias_slot_t *slot = pointer;
-    this_thread_slot = NULL;
+    uform__bias_slot_t *slot = pointer;
+    uform__bias_this_thread_slot = NULL;
     if (atomic_load(&slot->inside) != 0 || atomic_load(&slot->converted) != 0) return;
     pthread_mutex_lock(&slots_lock);
     slot->next_free = free_slots;
@@ -110,12 +98,12 @@ static void unlock_slots(void) { pthread_mutex_unlock(&slots_lock); }
  *  parent's answers FORKED there without leaving. Either slot's next step-out would wait
  *  forever. The child is this thread alone, so those words start over. */
 static void unlock_slots_in_child(void) {
-    bias_slot_t *slot = this_thread_slot;
+    uform__bias_slot_t *slot = uform__bias_this_thread_slot;
     if (slot) {
         atomic_store(&slot->revoking, 0);
         atomic_store(&slot->converted, 0);
     }
-    for (bias_slot_t *pooled = free_slots; pooled; pooled = pooled->next_free) atomic_store(&pooled->revoking, 0);
+    for (uform__bias_slot_t *pooled = free_slots; pooled; pooled = pooled->next_free) atomic_store(&pooled->revoking, 0);
     pthread_mutex_unlock(&slots_lock);
 }
 
@@ -126,8 +114,8 @@ static void set_up_slots(void) {
 
 /** The calling thread's slot, taken on first use; NULL if none can be had now (no memory, no
  *  thread-specific key). */
-static bias_slot_t *slot_of_this_thread(void) {
-    bias_slot_t *slot = this_thread_slot;
+static uform__bias_slot_t *slot_of_this_thread(void) {
+    uform__bias_slot_t *slot = uform__bias_this_thread_slot;
     if (slot) return slot;
     pthread_once(&slots_once, set_up_slots);
     if (!slot_key_made) return NULL; /* without the key, the slot would never come back */
@@ -149,34 +137,29 @@ static bias_slot_t *slot_of_this_thread(void) {
         give_slot_back(slot);
         return NULL;
     }
-    this_thread_slot = slot;
+    uform__bias_this_thread_slot = slot;
     return slot;
 }
 
-uintptr_t uform__bias_token_of_this_thread(void) { return (uintptr_t)this_thread_slot; }
+uintptr_t uform__bias_token_of_this_thread(void) { return (uintptr_t)uform__bias_this_thread_slot; }
 
 uintptr_t uform__bias_slot_inside(uintptr_t token) {
-    return token > UFORM_BIAS_OFF ? atomic_load(&((bias_slot_t *)token)->inside) : 0;
+    return token > UFORM_BIAS_OFF ? atomic_load(&((uform__bias_slot_t *)token)->inside) : 0;
 }
 
 uint32_t uform__bias_slot_revoking(uintptr_t token) {
-    return token > UFORM_BIAS_OFF ? atomic_load(&((bias_slot_t *)token)->revoking) : 0;
+    return token > UFORM_BIAS_OFF ? atomic_load(&((uform__bias_slot_t *)token)->revoking) : 0;
 }
 
 bool uform__bias_owner_inside(const uform_executor_t *executor) {
     uintptr_t owner = atomic_load(&executor->bias);
     if (owner <= UFORM_BIAS_OFF) return false;
-    return (atomic_load(&((bias_slot_t *)owner)->inside) & ~CONVERTED) == (uintptr_t)executor;
+    return (atomic_load(&((uform__bias_slot_t *)owner)->inside) & ~UFORM_BIAS_CONVERTED_) == (uintptr_t)executor;
 }
 
 /* ---- entering, leaving ------------------------------------------------------------------------ */
 
 void (*_Atomic uform__test_bias_window)(int where); /* static storage: starts NULL */
-
-static void widen(int where) {
-    void (*hook)(int) = atomic_load_explicit(&uform__test_bias_window, memory_order_relaxed);
-    if (hook) hook(where);
-}
 
 static inline bool is_owner_token(uintptr_t bias) { return bias > UFORM_BIAS_OFF; }
 
@@ -198,7 +181,7 @@ static void converted_leave(uform_executor_t *executor) {
 /** Waits for the revokers counted in the owner's slot, then gives back the call one of them
  *  converted. A revoker's count lasts a barrier and a CAS under its executor's lock, none of which
  *  waits for this thread. */
-static void settle_revocations(bias_slot_t *slot) {
+void uform__bias_settle(uform__bias_slot_t *slot) {
     /* Yields first, then short sleeps: a revoker of lower real-time priority on this CPU must
      * get to run. */
     for (unsigned turns = 0; atomic_load_explicit(&slot->revoking, memory_order_acquire) != 0; turns++) {
@@ -220,47 +203,12 @@ static void settle_revocations(bias_slot_t *slot) {
     converted_leave((uform_executor_t *)converted);
 }
 
-/** The owner steps out: its store, then its slot's own words. No fence: a revoker's barrier
- *  orders the store before the loads, as at the entry (see the top of this file). The executor
- *  is not read: once the store is seen it may be freed. */
-static inline void step_out(bias_slot_t *slot) {
-    /* Release: whoever next finds us outside sees the call's writes. */
-    atomic_store_explicit(&slot->inside, 0, memory_order_release);
-    atomic_signal_fence(memory_order_seq_cst);
-    widen(4);
-    /* Acquire: a count read as 0 after a revoker's count-out carries its record. */
-    if (atomic_load_explicit(&slot->revoking, memory_order_acquire) != 0 ||
-        atomic_load_explicit(&slot->converted, memory_order_relaxed) != 0)
-        settle_revocations(slot);
-}
-
-uform__bias_entry_t uform__bias_enter(uform_executor_t *executor, uintptr_t bias) {
-    bias_slot_t *slot = this_thread_slot;
-    if ((uintptr_t)slot != bias) return UFORM_BIAS_NOT_OWNER;
-    /* Already inside a biased call (of this executor: a callback's call, which the word's path
-     * refuses; or of another one, whose callback calls this: the word's path takes it). */
-    if (atomic_load_explicit(&slot->inside, memory_order_relaxed) != 0) return UFORM_BIAS_NOT_OWNER;
-    void (*hook)(int) = atomic_load_explicit(&uform__test_bias_window, memory_order_relaxed);
-    if (hook) hook(3);
-    atomic_store_explicit(&slot->inside, (uintptr_t)executor, memory_order_relaxed);
-    /* No fence: a revoker's process barrier orders this store before the load below. */
-    atomic_signal_fence(memory_order_seq_cst);
-    if (hook) hook(0);
-    if (atomic_load_explicit(&executor->bias, memory_order_relaxed) == bias &&
-        !(atomic_load_explicit(&executor->hold, memory_order_relaxed) & UFORM_HOLD_FLAGS) &&
-        atomic_load_explicit(&executor->outstanding, memory_order_acquire) == 0)
-        return UFORM_BIAS_ENTERED;
-    /* Revoked meanwhile, or deferred calls queued: count in first (a free that then finds us
-     * outside waits for the count), then step out, giving back a converted call. */
+uform__bias_entry_t uform__bias_step_out_entered(uform_executor_t *executor, uform__bias_slot_t *slot) {
+    /* Count in first (a free that then finds us outside waits for the count), then step out,
+     * giving back a converted call. */
     uform__enter(executor);
-    step_out(slot);
+    uform__bias_step_out(slot);
     return UFORM_BIAS_STEPPED_OUT;
-}
-
-void uform__bias_leave(uintptr_t token) {
-    void (*hook)(void) = atomic_load_explicit(&uform__test_before_leave, memory_order_relaxed);
-    if (hook) hook();
-    step_out((bias_slot_t *)token); /* the executor is not read: see step_out */
 }
 
 void uform__bias_grant(uform_executor_t *executor) {
@@ -282,7 +230,7 @@ void uform__bias_grant(uform_executor_t *executor) {
         if (barrier < 0) {
             atomic_store(&executor->bias, UFORM_BIAS_OFF);
         } else {
-            bias_slot_t *slot = slot_of_this_thread(); /* NULL: no grant now, maybe later */
+            uform__bias_slot_t *slot = slot_of_this_thread(); /* NULL: no grant now, maybe later */
             if (slot) atomic_store(&executor->bias, (uintptr_t)slot);
         }
     }
@@ -306,23 +254,23 @@ bool uform__bias_revoke_locked(uform_executor_t *executor) {
     uintptr_t owner = atomic_load(&executor->bias);
     if (owner == UFORM_BIAS_REVOKED) return true; /* converted already: BIASED is in the word */
     if (!is_owner_token(owner)) return false;
-    if (owner == (uintptr_t)this_thread_slot) {
+    if (owner == (uintptr_t)uform__bias_this_thread_slot) {
         /* Our own bias: we are outside it (a callback's calls are refused before the lock). */
         atomic_store(&executor->bias, UFORM_BIAS_NONE);
         return false;
     }
-    bias_slot_t *slot = (bias_slot_t *)owner;
+    uform__bias_slot_t *slot = (uform__bias_slot_t *)owner;
     atomic_store(&executor->bias, UFORM_BIAS_REVOKED);
     atomic_fetch_add(&slot->revoking, 1); /* before the barrier: an owner stepping out after it waits */
-    widen(1);
+    uform__bias_widen(1);
     if (!uform__process_barrier()) barrier_failed(executor); /* never in a fork()ed child: FORKED first */
     executor->bias_revocations++;
     uintptr_t inside = (uintptr_t)executor;
-    bool converted = atomic_compare_exchange_strong(&slot->inside, &inside, inside | CONVERTED);
+    bool converted = atomic_compare_exchange_strong(&slot->inside, &inside, inside | UFORM_BIAS_CONVERTED_);
     if (converted) {
         /* Its call now holds the word too; `bias` stays REVOKED until it leaves. */
         atomic_fetch_add(&executor->hold, UFORM_HOLD_ENTERED + UFORM_HOLD_BIASED);
-        widen(5);
+        uform__bias_widen(5);
         atomic_store_explicit(&slot->converted, (uintptr_t)executor, memory_order_relaxed);
     }
     atomic_fetch_sub_explicit(&slot->revoking, 1, memory_order_release); /* carries the record */

@@ -643,13 +643,3 @@ void *uform__worker_main(void *argument) {
     uform__membership_pop(&membership);
     return NULL;
 }
-
-uform_status_t uform__run_job(uform_executor_t *executor, const uform__job_t *job) {
-    if (uform__job_cancelled(job)) return uform__fail(UFORM_STATUS_INTERRUPTED, "cancelled before it started");
-    if (executor->ops) {
-        uform_status_t status = executor->ops->fault(executor, "uform_executor");
-        if (status != UFORM_STATUS_OK) return status;
-    }
-    if (job->kind == UFORM_JOB_BODY) return job->body(executor, job);
-    return uform__fork_join(executor, job);
-}

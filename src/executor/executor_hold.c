@@ -134,20 +134,14 @@ static uform_status_t settle_raced_bias(uform_executor_t *executor, const char *
     return contended_error(caller);
 }
 
-uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, uintptr_t *biased) {
-    *biased = 0;
+uform_status_t uform__hold_forked_error(const char *caller) { return forked_error(caller); }
+
+uform_status_t uform__hold_sync_unbiased(uform_executor_t *executor, const char *caller, uintptr_t bias,
+                                         uform__bias_entry_t entry) {
     uform_status_t status;
-    uintptr_t bias = atomic_load_explicit(&executor->bias, memory_order_relaxed);
     if (bias > UFORM_BIAS_OFF) {
-        /* Some thread's bias: ours (enter without a locked instruction), or another's (the slow
-         * path takes it back). */
-        uform__bias_entry_t entry = uform__bias_enter(executor, bias);
-        if (entry == UFORM_BIAS_ENTERED) {
-            /* Like the word's fast path, a fork()ed child keeps the hold: nothing is left to it. */
-            if (uform__forked_since(executor->fork_generation)) return forked_error(caller);
-            *biased = bias;
-            return UFORM_STATUS_OK;
-        }
+        /* Another thread's bias (the slow path takes it back), or ours going (the owner's entry
+         * found it revoked or deferred calls queued, and stepped out counted in). */
         if (entry == UFORM_BIAS_STEPPED_OUT)
             status = checks_once_entered(executor, atomic_load(&executor->hold), caller);
         else
@@ -158,8 +152,7 @@ uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, 
         status = uform__enter_call(executor, caller);
     } else {
         /* Fast path: nothing queued, no flag set: enter and hold in one CAS. */
-        void (*hook)(int) = atomic_load_explicit(&uform__test_bias_window, memory_order_relaxed);
-        if (hook) hook(2);
+        uform__bias_widen(2);
         uint32_t hold = atomic_load_explicit(&executor->hold, memory_order_relaxed);
         if (!(hold & UFORM_HOLD_FLAGS) && atomic_load_explicit(&executor->outstanding, memory_order_acquire) == 0 &&
             atomic_compare_exchange_strong(&executor->hold, &hold, hold + UFORM_HOLD_ENTERED + UFORM_HOLD_SYNC)) {
@@ -210,11 +203,7 @@ uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, 
     return UFORM_STATUS_OK;
 }
 
-void uform__release_sync(uform_executor_t *executor, uintptr_t biased) {
-    if (biased) {
-        uform__bias_leave(biased);
-        return;
-    }
+void uform__release_sync_unbiased(uform_executor_t *executor) {
     uform__bias_grant(executor); /* before the release: a grant needs the hold */
     leave_with(executor, UFORM_HOLD_ENTERED + UFORM_HOLD_SYNC);
 }

@@ -1,11 +1,14 @@
 /* Internal: the hold word (who may fork the workers now, who is inside the API) and the waits
- * under the executor's mutex (see executor_hold.c). */
+ * under the executor's mutex (see executor_hold.c). Included at the end of executor_internal.h:
+ * the synchronous call's inline hold reads the executor's struct. */
 #ifndef UFORM_EXECUTOR_HOLD_H
 #define UFORM_EXECUTOR_HOLD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "platform/platform.h"
 #include "uform.h"
 
 /** Hold bits: who may fork the workers right now. The bits above UFORM_HOLD_FLAGS count the
@@ -33,6 +36,9 @@ typedef enum uform__wait_t {
     UFORM_WAIT_CLOSED  /* free: idle, and no other thread left inside the API (ENTERED == 1) */
 } uform__wait_t;
 
+/* After the hold bits: the owner's inline entry reads them. */
+#include "executor/executor_bias.h"
+
 /** Counts the calling thread in (ENTERED) without any check: free waits until it leaves.
  *  Returns the hold word as it was. */
 uint32_t uform__enter(const uform_executor_t *executor);
@@ -42,43 +48,48 @@ uint32_t uform__enter(const uform_executor_t *executor);
 uform_status_t uform__enter_call(const uform_executor_t *executor, const char *caller);
 /** Counts the calling thread out; wakes a waiting free when it was the last. */
 void uform__leave(const uform_executor_t *executor);
+/** The word's way to take the executor for a synchronous call (every path but the biased
+ *  owner's): `bias` as the inline path read it, `entry` what the owner's entry did with it. */
+uform_status_t uform__hold_sync_unbiased(uform_executor_t *executor, const char *caller, uintptr_t bias,
+                                         uform__bias_entry_t entry);
+/** FORKED, with its message: a held call in a fork()ed child. */
+uform_status_t uform__hold_forked_error(const char *caller);
+/** Releases a synchronous call held through the word, and leaves (granting the bias first when
+ *  it may). */
+void uform__release_sync_unbiased(uform_executor_t *executor);
+
 /** Enters and takes the executor for a synchronous call; CONTENDED, or INVALID_ARGUMENT
  *  once free has begun (not entered then). `*biased` says which hold it took, for the release:
- *  0 for the word, or the owner's token when the bias took it. */
-uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, uintptr_t *biased);
+ *  0 for the word, or the owner's token when the bias took it. Inline: the owner's way in is
+ *  a store and three loads, taken on every call. */
+static inline uform_status_t uform__hold_sync(uform_executor_t *executor, const char *caller, uintptr_t *biased) {
+    uintptr_t bias = atomic_load_explicit(&executor->bias, memory_order_relaxed);
+    uform__bias_entry_t entry = UFORM_BIAS_NOT_OWNER;
+    if (bias > UFORM_BIAS_OFF) {
+        /* Some thread's bias: ours (enter without a locked instruction), or another's (the
+         * word's path takes it back). */
+        entry = uform__bias_enter(executor, bias);
+        if (entry == UFORM_BIAS_ENTERED) {
+            /* Like the word's fast path, a fork()ed child keeps the hold: nothing is left to it. */
+            if (uform__forked_since(executor->fork_generation)) return uform__hold_forked_error(caller);
+            *biased = bias;
+            return UFORM_STATUS_OK;
+        }
+    }
+    *biased = 0;
+    return uform__hold_sync_unbiased(executor, caller, bias, entry);
+}
+
 /** Releases a synchronous call's hold and leaves, in one step. */
-void uform__release_sync(uform_executor_t *executor, uintptr_t biased);
+static inline void uform__release_sync(uform_executor_t *executor, uintptr_t biased) {
+    if (biased)
+        uform__bias_leave(biased);
+    else
+        uform__release_sync_unbiased(executor);
+}
 
-/* ---- the biased hold (executor_bias.c) ---- */
+/* ---- the deferred calls' leader, and the waits under the lock ---- */
 
-/** `bias` besides an owner's token (the address of its inside slot): nobody's (a synchronous call's release may grant it),
- *  taken from an owner found inside a call (until that call leaves), or off for good. */
-enum { UFORM_BIAS_NONE = 0, UFORM_BIAS_REVOKED = 1, UFORM_BIAS_OFF = 2 };
-typedef enum uform__bias_entry_t {
-    UFORM_BIAS_NOT_OWNER, /* not the owner, or already inside (a callback's call): nothing done */
-    UFORM_BIAS_ENTERED,   /* held, biased: release with uform__bias_leave */
-    UFORM_BIAS_STEPPED_OUT /* the bias was going: counted in (ENTERED), not held */
-} uform__bias_entry_t;
-/** The owner's way in: a plain store and load, no locked instruction. */
-uform__bias_entry_t uform__bias_enter(uform_executor_t *executor, uintptr_t bias);
-/** The owner's way out, by the token its entry got: the slot alone, never the executor, which
- *  may be freed once the owner's store of 0 is seen. */
-void uform__bias_leave(uintptr_t token);
-/** At the end of a synchronous call held through the word: makes the caller the owner when
- *  nothing else is going on and the process barrier works. */
-void uform__bias_grant(uform_executor_t *executor);
-/** Under the lock, before deciding anything from the hold word: takes the bias from its owner
- *  (a full barrier on every thread of the process when the owner is another thread). True when
- *  the owner is inside a call, which is then in the word as BIASED. */
-bool uform__bias_revoke_locked(uform_executor_t *executor);
-/** The hold word with the bias revoked, for a look at who holds the executor now. */
-uint32_t uform__hold_settled(uform_executor_t *executor);
-/** For tests: the calling thread's token (0 before it was first granted a bias anywhere), and
- *  whether the bias's owner is inside a call of `executor` now. */
-uintptr_t uform__bias_token_of_this_thread(void);
-uintptr_t uform__bias_slot_inside(uintptr_t token); /* what a token's thread is inside: 0 or an executor */
-uint32_t uform__bias_slot_revoking(uintptr_t token); /* revokers counted into a token's slot now */
-bool uform__bias_owner_inside(const uform_executor_t *executor);
 void uform__hold_leader_locked(uform_executor_t *executor, uint64_t sequence);
 /** Sleeps on `changed` (the lock held) until `what` is true for `target`. */
 void uform__wait_locked(uform_executor_t *executor, uform__wait_t what, uint64_t target);

@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "executor/executor_hold.h"
+#include "core/error.h"
 #include "executor/executor_job.h"
 #include "executor/executor_layer.h"
 #include "executor/executor_membership.h"
@@ -151,6 +151,23 @@ struct uform_executor_t {
 static inline const uint32_t *uform__generation_word(const uform_executor_t *executor) {
     const uint32_t *halves = (const uint32_t *)&executor->generation;
     return __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? &halves[0] : &halves[1];
+}
+
+/* After the struct: the synchronous call's inline hold (and the biased owner's way in and out)
+ * read it. */
+#include "executor/executor_hold.h"
+
+/** Runs a call's job on thread 0: a BODY job's steps, or a fork-join. Both synchronous and
+ *  deferred calls come through here, so a layer's sticky fault is answered here. Inline: every
+ *  call takes it, and it is a few tests in front of the fork-join. */
+static inline uform_status_t uform__run_job(uform_executor_t *executor, const uform__job_t *job) {
+    if (uform__job_cancelled(job)) return uform__fail(UFORM_STATUS_INTERRUPTED, "cancelled before it started");
+    if (executor->ops) {
+        uform_status_t status = executor->ops->fault(executor, "uform_executor");
+        if (status != UFORM_STATUS_OK) return status;
+    }
+    if (job->kind == UFORM_JOB_BODY) return job->body(executor, job);
+    return uform__fork_join(executor, job);
 }
 
 #endif

@@ -82,9 +82,7 @@ typedef struct uform__progress_state_t {
 /* executor_fork_join.c: runs a job on every thread, the forking thread as thread 0 */
 /** FORKED if a callback fork()ed and this is the child: the call stops at once. */
 uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job);
-/** Runs a call's job on thread 0: a BODY job's steps, or a fork-join. Both synchronous and
- *  deferred calls come through here, so a layer's sticky fault is answered here. */
-uform_status_t uform__run_job(uform_executor_t *executor, const uform__job_t *job);
+/* uform__run_job, inline, is in executor_internal.h (it reads the executor's struct). */
 /** Runs a job entirely on the calling thread as thread 0 of 1 (the NULL executor, one thread, a
  *  single task). With an executor, a callback's fork() stops it in the child with FORKED. */
 uform_status_t uform__run_inline(const uform_executor_t *executor_or_null, const uform__job_t *job);
