@@ -22,7 +22,8 @@
  *   thread calls Y, and Y's callback, running on that thread, calls X). Longer cycles across
  *   threads (X's callback waits on Y whose other thread waits on X) are the caller's to avoid.
  * - The `thread` a callback is given is a logical slot, not an OS thread: a share whose worker is
- *   asleep or preempted may run on the forking thread instead. Per-thread state (scratch
+ *   asleep (or, where the executor shares its cores, preempted) may run on the forking thread
+ *   instead. Per-thread state (scratch
  *   included) is keyed by the slot, and one slot never runs on two threads at once.
  * - Tasks of one call may wait for each other: every share with work is given a thread that is
  *   awake, so a barrier between tasks of different slots ends (slots <= the thread count).

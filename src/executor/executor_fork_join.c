@@ -398,16 +398,31 @@ void uform__learn_spin(uint64_t *budget_ns, uint64_t plain_ns, uint64_t spun_ns,
     *budget_ns = wanted < plain_ns ? plain_ns : wanted > cap ? cap : wanted;
 }
 
+void (*_Atomic uform__test_claim_window)(int where); /* static storage: starts NULL */
+_Atomic size_t uform__test_shares_stolen;
+
+static inline void widen_claim(int where) {
+    void (*hook)(int) = atomic_load_explicit(&uform__test_claim_window, memory_order_relaxed);
+    if (hook) hook(where);
+}
+
 /* An idle worker waiting for the next call spins the plain budget only: what it spins for may
  * never come, and a longer spin would be paid after every burst of calls (PARKED idle cost).
  * With the joiner's learned spin (join_workers), the N-body static split at 1024 bodies came
  * out 1.00-1.04x its SPINNING time PARKED, learning on the workers' side as well 1.00-1.06x
  * (bench/RESULTS.md): nothing to gain there. */
-static void wait_for_job(uform_executor_t *executor, uint64_t seen) {
+static void wait_for_job(uform_executor_t *executor, uform__worker_t *worker, uint64_t seen) {
+    /* Sharing its core, or oversubscribed, a worker is preempted often: it stays marked, so the
+     * forking thread may take its share instead of waiting for its next time slice. */
+    if (core_use(executor) != CORE_ALONE) atomic_store_explicit(&worker->stealable, 1, memory_order_relaxed);
     for (;;) {
         if (spin_for(&executor->generation, seen, false, executor->spin_ns, core_use(executor),
                      &executor->mood, NULL))
             return;
+        /* From here the forking thread may steal this worker's share (see "claims" below):
+         * marked before the count, so a forking thread that sees the count sees the mark. */
+        atomic_store_explicit(&worker->stealable, 1, memory_order_relaxed);
+        widen_claim(2);
         /* Dekker with the forking thread: it bumps `generation` then reads `sleepers`; we bump
          * `sleepers` then re-read `generation`. One of us sees the other. */
         atomic_fetch_add(&executor->sleepers, 1);
@@ -416,6 +431,28 @@ static void wait_for_job(uform_executor_t *executor, uint64_t seen) {
         atomic_fetch_sub(&executor->sleepers, 1);
     }
 }
+
+/* ---- claims ------------------------------------------------------------------------------
+ *
+ * Each share runs once: its worker and the forking thread (stealing it from a worker that is
+ * asleep or stalled) claim it by moving the worker's `claimed` to the generation. A CAS by both
+ * sides would make every worker's claim a locked instruction, and on the line the joiner is
+ * reading `done` on, so the worker would wait for that line before its task could start: 4-13%
+ * of a 2-thread call in the AMD guest's fast latency mode (bench/RESULTS.md, "Issue 20, tenth
+ * session"). So only a worker marked `stealable` is ever stolen from, and only its claim is a
+ * CAS. It marks itself before it counts itself into `sleepers` (the forking thread that sees
+ * the count, and wakes it, sees the mark), and clears the mark after its next successful claim,
+ * before it stores that share's `done`, whose release carries the clear to the joiner (and,
+ * through the hold, to the next forking thread). A worker that never marked itself since then
+ * claims with a plain store: no stealer can be at its word, since a stealer tests the mark
+ * first and steals only from a marked worker. A marked worker that loses its CAS stays marked,
+ * as the stolen share's `done`, stored by the stealer, carries no clear.
+ *
+ * So a worker that is awake but late (preempted) on a core of its own is no longer stolen from:
+ * the call waits for it, as ForkUnion's and OpenMP's calls wait for theirs. A worker that slept,
+ * the case that costs a wake-up of tens of microseconds on a VM, is still stolen from, and so is
+ * every worker of an executor that shares its cores or is oversubscribed, where preemption is
+ * the rule: those workers stay marked (wait_for_job). */
 
 bool uform__claim_share(_Atomic uint64_t *claimed_word, uint64_t generation) {
     /* Claims only move forward: a worker holding a stale generation, preempted while the
@@ -439,7 +476,11 @@ static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, 
     if (uform__job_cancelled(env->job)) return;
     for (size_t i = 1; i < executor->threads; i++) {
         uform__worker_t *worker = &executor->workers[i];
+        /* An unmarked worker is awake and claims its share itself, with a plain store. */
+        if (!atomic_load_explicit(&worker->stealable, memory_order_acquire)) continue;
+        widen_claim(1);
         if (!uform__claim_share(&worker->claimed, generation)) continue;
+        atomic_fetch_add_explicit(&uform__test_shares_stolen, 1, memory_order_relaxed);
         /* A share's last progress report may have forked: no other share runs in the child. */
         if (uform__forked_since(executor->fork_generation)) {
             record_failure(env->failure, UFORM_STATUS_FORKED);
@@ -447,6 +488,24 @@ static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, 
         }
         run_share(env, i); /* skips its callbacks once the call failed */
         atomic_store_explicit(&worker->done, generation, memory_order_release); /* we are the joiner */
+    }
+}
+
+/** Whether a worker marked stealable has not had its share of `generation` claimed yet. */
+static bool stealable_unclaimed(const uform_executor_t *executor, uint64_t generation) {
+    for (size_t i = 1; i < executor->threads; i++) {
+        const uform__worker_t *worker = &executor->workers[i];
+        if (atomic_load(&worker->stealable) && atomic_load(&worker->claimed) < generation) return true;
+    }
+    return false;
+}
+
+/** Wakes a joiner asleep on `join_word`, if one is (the Dekker pair of join_workers' sleep:
+ *  the caller's write before this read is ordered by a seq_cst fence or store). */
+static void wake_sleeping_joiner(uform_executor_t *executor) {
+    if (atomic_load(&executor->joiner_sleeping)) {
+        atomic_fetch_add(&executor->join_word, 1);
+        uform__futex_wake((const uint32_t *)&executor->join_word, 1);
     }
 }
 
@@ -478,6 +537,9 @@ static uform_status_t join_workers(uform_executor_t *executor, const share_env_t
             stolen = true;
             continue;
         }
+        /* A worker may have marked itself stealable since (a test's stall): take its share now
+         * rather than wait for it. */
+        steal_unclaimed(executor, env, generation);
         /* SPINNING: the caller never sleeps either; spin on in bounded bursts, so a fork()ed
          * child still notices it is one. */
         if (atomic_load_explicit(&executor->mood, memory_order_relaxed) == UFORM_MOOD_SPINNING) continue;
@@ -488,7 +550,11 @@ static uform_status_t join_workers(uform_executor_t *executor, const share_env_t
          * order (qemu-aarch64 user mode); on x86 it is the same xchg the seq_cst store compiles
          * to. */
         atomic_exchange(&executor->joiner_sleeping, 1);
-        bool pending = atomic_load(&executor->workers[next].done) != generation;
+        /* Not while a worker marked stealable since the steal above still has its share: a
+         * marking worker that stalls reads `joiner_sleeping` after its mark (Dekker) and wakes
+         * us, or we see its mark here. */
+        bool pending = atomic_load(&executor->workers[next].done) != generation &&
+                       !stealable_unclaimed(executor, generation);
         uint64_t asleep_since = pending && learn ? uform__now_ns() : 0;
         if (pending) {
             atomic_fetch_add_explicit(&uform__test_joiner_sleeps, 1, memory_order_relaxed);
@@ -607,11 +673,17 @@ void *uform__worker_main(void *argument) {
     /* Workers start before the executor is returned, so no job precedes generation 0. */
     uint64_t seen = 0;
     for (;;) {
-        wait_for_job(executor, seen);
+        wait_for_job(executor, worker, seen);
         seen = atomic_load_explicit(&executor->generation, memory_order_acquire);
         if (atomic_load_explicit(&executor->stopping, memory_order_acquire)) break;
         void (*hook)(size_t) = atomic_load_explicit(&uform__test_before_claim, memory_order_relaxed);
-        if (hook) hook(worker->index);
+        if (hook) {
+            /* A worker a test stalls here stands for one preempted on its way to sleep: it may
+             * be stolen from, and claims by CAS. */
+            atomic_store(&worker->stealable, 1);
+            wake_sleeping_joiner(executor); /* it may have looked for stealable shares before the mark */
+            hook(worker->index);
+        }
         /* The tasks read the call's context first, and the caller has usually just written it
          * (a struct on its stack): ask for its line now. The claim below is a locked
          * instruction, which orders later loads after it but not a prefetch, so the context's
@@ -620,7 +692,16 @@ void *uform__worker_main(void *argument) {
          * newer one may be being published): hence the atomic hint, which `steal_race` checks
          * under TSan (a read of `job.context` here is reported there). */
         __builtin_prefetch(atomic_load_explicit(&executor->context_hint, memory_order_relaxed));
-        if (!uform__claim_share(&worker->claimed, seen)) continue; /* the forking thread ran it meanwhile */
+        if (atomic_load_explicit(&worker->stealable, memory_order_relaxed)) {
+            if (!uform__claim_share(&worker->claimed, seen)) continue; /* the forking thread ran it meanwhile */
+            widen_claim(3);
+            /* Released by `done` below; kept where the cores are shared (see wait_for_job). */
+            if (core_use(executor) == CORE_ALONE) atomic_store_explicit(&worker->stealable, 0, memory_order_relaxed);
+        } else {
+            /* Nobody steals an unmarked worker's share (see "claims"): no locked instruction. */
+            widen_claim(0);
+            atomic_store_explicit(&worker->claimed, seen, memory_order_relaxed);
+        }
         run_share(&env, worker->index);
         /* A callback fork()ed and this is the child: no caller waits for this thread here, and
          * nothing of the parent's runs. End the child, as documented, instead of idling forever. */
@@ -635,10 +716,7 @@ void *uform__worker_main(void *argument) {
          * store-release followed by a load-acquire alone did not hold (the joiner's side). */
         atomic_store_explicit(&worker->done, seen, memory_order_release);
         atomic_thread_fence(memory_order_seq_cst);
-        if (atomic_load(&executor->joiner_sleeping)) {
-            atomic_fetch_add(&executor->join_word, 1);
-            uform__futex_wake((const uint32_t *)&executor->join_word, 1);
-        }
+        wake_sleeping_joiner(executor);
     }
     uform__membership_pop(&membership);
     return NULL;

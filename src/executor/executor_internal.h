@@ -42,6 +42,10 @@ typedef struct uform__worker_t {
      * context's fetch then no longer hides behind that wait, and a context the caller built on
      * its stack for the call (the common case) came out 2-23% slower (bench/RESULTS.md). */
     _Atomic uint64_t done;
+    /* 1 from the moment the worker may sleep (or a test stalls it) until its next claim, which
+     * is then a CAS: only such a worker's share may be stolen. A worker that stays awake claims
+     * with a plain store (executor_fork_join.c, "claims"). Written by the worker alone. */
+    _Atomic uint32_t stealable;
     struct uform_executor_t *executor;
     size_t index; /* 0 is the deferred-call leader, 1.. are fork-join workers */
     uform__thread_t thread;

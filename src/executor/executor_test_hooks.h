@@ -13,6 +13,14 @@
 /** Called by a worker between seeing a job and claiming its share, to widen the window in
  *  which the forking thread steals it. */
 extern void (*_Atomic uform__test_before_claim)(size_t worker);
+/** Called at the claims' windows (executor_fork_join.c, "claims"), to widen them: 0, a worker
+ *  claiming with a plain store, between its read of its own mark and its store; 1, the forking
+ *  thread stealing, between its read of a worker's mark and its CAS; 2, a worker about to sleep,
+ *  between its mark and its count in `sleepers`; 3, a marked worker, between its won CAS and its
+ *  clearing of the mark. */
+extern void (*_Atomic uform__test_claim_window)(int where);
+/** How many shares the forking thread has stolen from workers (a count, as below). */
+extern _Atomic size_t uform__test_shares_stolen;
 /** The CPU the forking thread runs on, and the re-pinning of a worker, as the
  *  migration-following code sees them (fixture machines have CPUs this one lacks). */
 extern int (*_Atomic uform__test_current_cpu)(void);
