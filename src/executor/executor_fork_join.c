@@ -469,11 +469,17 @@ bool uform__claim_share(_Atomic uint64_t *claimed_word, uint64_t generation) {
 #define UFORM_STEAL_AFTER_NS 4000u
 
 /** Runs the shares no worker has claimed yet (not for FOR_THREADS: those belong to each thread). */
-static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, uint64_t generation) {
-    if (env->job->kind == UFORM_JOB_FOR_THREADS) return;
+/** Whether the job's shares may be stolen at all (the same test for stealing and for not
+ *  sleeping while a stealable share waits). */
+static bool job_stealable(const uform__job_t *job) {
+    if (job->kind == UFORM_JOB_FOR_THREADS) return false;
     /* Cancelled: each share still runs its first task (may_begin), and the workers, woken
      * already, run theirs side by side; stolen, they would run one after another here. */
-    if (uform__job_cancelled(env->job)) return;
+    return !uform__job_cancelled(job);
+}
+
+static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, uint64_t generation) {
+    if (!job_stealable(env->job)) return;
     for (size_t i = 1; i < executor->threads; i++) {
         uform__worker_t *worker = &executor->workers[i];
         /* An unmarked worker is awake and claims its share itself, with a plain store. */
@@ -492,7 +498,8 @@ static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, 
 }
 
 /** Whether a worker marked stealable has not had its share of `generation` claimed yet. */
-static bool stealable_unclaimed(const uform_executor_t *executor, uint64_t generation) {
+static bool stealable_unclaimed(const uform_executor_t *executor, const share_env_t *env, uint64_t generation) {
+    if (!job_stealable(env->job)) return false; /* nothing to steal: sleep */
     for (size_t i = 1; i < executor->threads; i++) {
         const uform__worker_t *worker = &executor->workers[i];
         if (atomic_load(&worker->stealable) && atomic_load(&worker->claimed) < generation) return true;
@@ -501,7 +508,8 @@ static bool stealable_unclaimed(const uform_executor_t *executor, uint64_t gener
 }
 
 /** Wakes a joiner asleep on `join_word`, if one is (the Dekker pair of join_workers' sleep:
- *  the caller's write before this read is ordered by a seq_cst fence or store). */
+ *  the caller's write before this read is ordered by a seq_cst fence or an exchange, never a
+ *  seq_cst store alone, which qemu-aarch64 did not keep before a later load). */
 static void wake_sleeping_joiner(uform_executor_t *executor) {
     if (atomic_load(&executor->joiner_sleeping)) {
         atomic_fetch_add(&executor->join_word, 1);
@@ -551,10 +559,11 @@ static uform_status_t join_workers(uform_executor_t *executor, const share_env_t
          * to. */
         atomic_exchange(&executor->joiner_sleeping, 1);
         /* Not while a worker marked stealable since the steal above still has its share: a
-         * marking worker that stalls reads `joiner_sleeping` after its mark (Dekker) and wakes
-         * us, or we see its mark here. */
+         * test's stalled worker reads `joiner_sleeping` after its mark (Dekker, both sides an
+         * exchange) and wakes us, or we see its mark here. A worker that marks itself to sleep
+         * needs neither: it is not stalled, and its `done` wakes us. */
         bool pending = atomic_load(&executor->workers[next].done) != generation &&
-                       !stealable_unclaimed(executor, generation);
+                       !stealable_unclaimed(executor, env, generation);
         uint64_t asleep_since = pending && learn ? uform__now_ns() : 0;
         if (pending) {
             atomic_fetch_add_explicit(&uform__test_joiner_sleeps, 1, memory_order_relaxed);
@@ -680,7 +689,7 @@ void *uform__worker_main(void *argument) {
         if (hook) {
             /* A worker a test stalls here stands for one preempted on its way to sleep: it may
              * be stolen from, and claims by CAS. */
-            atomic_store(&worker->stealable, 1);
+            atomic_exchange(&worker->stealable, 1); /* an exchange: see wake_sleeping_joiner */
             wake_sleeping_joiner(executor); /* it may have looked for stealable shares before the mark */
             hook(worker->index);
         }
@@ -715,6 +724,7 @@ void *uform__worker_main(void *argument) {
          * This pattern passed 20 of 20 `steal_race` runs under qemu-aarch64, where a
          * store-release followed by a load-acquire alone did not hold (the joiner's side). */
         atomic_store_explicit(&worker->done, seen, memory_order_release);
+        widen_claim(4);
         atomic_thread_fence(memory_order_seq_cst);
         wake_sleeping_joiner(executor);
     }

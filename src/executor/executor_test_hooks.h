@@ -17,7 +17,8 @@ extern void (*_Atomic uform__test_before_claim)(size_t worker);
  *  claiming with a plain store, between its read of its own mark and its store; 1, the forking
  *  thread stealing, between its read of a worker's mark and its CAS; 2, a worker about to sleep,
  *  between its mark and its count in `sleepers`; 3, a marked worker, between its won CAS and its
- *  clearing of the mark. */
+ *  clearing of the mark; 4, a worker, between its store of `done` and its next wait (a clear
+ *  that came after `done` would be late there). */
 extern void (*_Atomic uform__test_claim_window)(int where);
 /** How many shares the forking thread has stolen from workers (a count, as below). */
 extern _Atomic size_t uform__test_shares_stolen;
