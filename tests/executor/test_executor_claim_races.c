@@ -129,7 +129,11 @@ static void joiner_sleeps_for_unstealable_share(void) {
     CHECK(sleeps > 0);
     /* Its spin before sleeping is at most a few milliseconds (UFORM_LEARNED_SPIN_MAX_EXTRA_NS):
      * a joiner spinning through the stall would use most of its 60 ms. */
+#if defined(__EMSCRIPTEN__)
+    printf("no per-thread CPU clock under Emscripten: the CPU check is not made\n");
+#else
     CHECK(cpu_ms < 30);
+#endif
     CHECK_EQ_INT(atomic_load(&slots.counts[0]) + atomic_load(&slots.counts[1]), 2);
     CHECK_OK(uform_executor_free(executor));
 }
