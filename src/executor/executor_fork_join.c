@@ -468,7 +468,6 @@ bool uform__claim_share(_Atomic uint64_t *claimed_word, uint64_t generation) {
  * kernel or preempted: the forking thread runs that share itself rather than wait for it. */
 #define UFORM_STEAL_AFTER_NS 4000u
 
-/** Runs the shares no worker has claimed yet (not for FOR_THREADS: those belong to each thread). */
 /** Whether the job's shares may be stolen at all (the same test for stealing and for not
  *  sleeping while a stealable share waits). */
 static bool job_stealable(const uform__job_t *job) {
@@ -478,6 +477,8 @@ static bool job_stealable(const uform__job_t *job) {
     return !uform__job_cancelled(job);
 }
 
+/** Runs the shares of workers marked stealable that no one has claimed yet (not for FOR_THREADS:
+ *  those belong to each thread). */
 static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, uint64_t generation) {
     if (!job_stealable(env->job)) return;
     for (size_t i = 1; i < executor->threads; i++) {
@@ -694,8 +695,8 @@ void *uform__worker_main(void *argument) {
             hook(worker->index);
         }
         /* The tasks read the call's context first, and the caller has usually just written it
-         * (a struct on its stack): ask for its line now. The claim below is a locked
-         * instruction, which orders later loads after it but not a prefetch, so the context's
+         * (a struct on its stack): ask for its line now. A marked worker's claim below is a
+         * locked instruction, which orders later loads after it but not a prefetch, so the context's
          * transfer overlaps the claim's instead of following it (3.5-5% of a 2-thread call on
          * the AMD guest, bench/RESULTS.md). The job itself may be read only once claimed (a
          * newer one may be being published): hence the atomic hint, which `steal_race` checks
