@@ -3,6 +3,7 @@
 #ifndef UFORM_CORE_ERROR_H
 #define UFORM_CORE_ERROR_H
 
+#include "core/thread_local.h"
 #include "uform/status.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -19,7 +20,7 @@ uform_status_t uform__fail_errno(uform_status_t status, int errnum, const char *
 
 /** How many messages the calling thread has recorded so far (wraps): unchanged across a
  *  callback means the callback set none. Read once per share of every call: inline. */
-extern _Thread_local unsigned uform__last_error_serial;
+extern UFORM_HOT_THREAD_LOCAL_ unsigned uform__last_error_serial;
 static inline unsigned uform__error_serial(void) { return uform__last_error_serial; }
 
 #endif

@@ -2,8 +2,11 @@
 #include "uform/status.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -36,19 +39,57 @@ const char *uform_status_name(uform_status_t status) {
     return "UNKNOWN";
 }
 
-/* 512 bytes holds a path, a driver's error name and an errno text together. */
-static _Thread_local char last_error[512];
+/* 512 bytes holds a path, a driver's error name and an errno text together. The text lives on
+ * the heap, one buffer for each thread that ever failed, freed when that thread ends: as a
+ * thread-local array it was 512 of the library's 584 bytes of TLS, which a libuform loaded by
+ * dlopen takes from glibc's small reserve (core/thread_local.h). */
+enum { LAST_ERROR_BYTES = 512 };
+static _Thread_local char *last_error_buffer;      /* NULL until this thread's first message */
+static _Thread_local const char *last_error_shown; /* what uform_last_error answers; NULL: "" */
+static pthread_key_t last_error_key;               /* only for its destructor */
+static bool last_error_key_made;
+static pthread_once_t last_error_once = PTHREAD_ONCE_INIT;
 /* Bumped with every message, so a caller can tell whether one was set since it looked. */
-_Thread_local unsigned uform__last_error_serial;
+UFORM_HOT_THREAD_LOCAL_ unsigned uform__last_error_serial;
 
-const char *uform_last_error(void) { return last_error; }
+static void last_error_release(void *buffer) {
+    free(buffer);
+    /* A destructor of another library's key may still fail into ours: it allocates again. */
+    last_error_buffer = NULL;
+    last_error_shown = NULL;
+}
+static void last_error_key_create(void) {
+    last_error_key_made = pthread_key_create(&last_error_key, last_error_release) == 0;
+}
 
+/** This thread's buffer for a message; NULL when there is no memory for one (the message is then
+ *  lost, and uform_last_error says so). */
+static char *message_buffer(void) {
+    if (!last_error_buffer) {
+        last_error_buffer = malloc(LAST_ERROR_BYTES);
+        if (!last_error_buffer) {
+            last_error_shown = "a message was lost: no memory to record it";
+            return NULL;
+        }
+        last_error_buffer[0] = 0;
+        pthread_once(&last_error_once, last_error_key_create);
+        /* Without the key the buffer outlives its thread: a leak of 512 bytes, not an error. */
+        if (last_error_key_made) pthread_setspecific(last_error_key, last_error_buffer);
+    }
+    last_error_shown = last_error_buffer;
+    return last_error_buffer;
+}
+
+const char *uform_last_error(void) { return last_error_shown ? last_error_shown : ""; }
 
 uform_status_t uform__fail(uform_status_t status, const char *format, ...) {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(last_error, sizeof last_error, format, args);
-    va_end(args);
+    char *buffer = message_buffer();
+    if (buffer) {
+        va_list args;
+        va_start(args, format);
+        vsnprintf(buffer, LAST_ERROR_BYTES, format, args);
+        va_end(args);
+    }
     uform__last_error_serial++;
     return status;
 }
@@ -66,7 +107,8 @@ uform_status_t uform__fail_errno(uform_status_t status, int errnum, const char *
 #else
     const char *text = strerror_r(errnum, reason, sizeof reason) == 0 ? reason : "unknown error";
 #endif
-    snprintf(last_error, sizeof last_error, "%s: %s", detail, text);
+    char *buffer = message_buffer();
+    if (buffer) snprintf(buffer, LAST_ERROR_BYTES, "%s: %s", detail, text);
     uform__last_error_serial++;
     return status;
 }

@@ -72,7 +72,7 @@ static pthread_key_t slot_key; /* its destructor gives the slot back when the th
  * it). The default TLS model: initial-exec would save a call in the shared library, but it takes
  * glibc's small reserve for libraries loaded later (Python loads this one), and musl refuses
  * such a library outright. The static library's users get the direct access anyway. */
-_Thread_local uform__bias_slot_t *uform__bias_this_thread_slot = NULL;
+UFORM_HOT_THREAD_LOCAL_ uform__bias_slot_t *uform__bias_this_thread_slot = NULL;
 
 /** At the thread's end: the slot goes back to the pool only if it is outside every call (a thread
  *  that ended inside one, by pthread_exit in a callback, leaves its slot marked, and leaked), and

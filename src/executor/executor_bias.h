@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/thread_local.h"
 #include "executor/executor_test_hooks.h"
 #include "uform.h"
 
@@ -41,11 +42,7 @@ typedef struct uform__bias_slot_t {
 #define UFORM_BIAS_CONVERTED_ ((uintptr_t)1)
 
 /* The calling thread's slot, NULL until it is first granted a bias (executor_bias.c). */
-#if defined(__GNUC__)
-extern __attribute__((visibility("hidden"))) _Thread_local uform__bias_slot_t *uform__bias_this_thread_slot;
-#else
-extern _Thread_local uform__bias_slot_t *uform__bias_this_thread_slot;
-#endif
+extern UFORM_HOT_THREAD_LOCAL_ uform__bias_slot_t *uform__bias_this_thread_slot;
 
 /** The test hook's window `where` (executor_test_hooks.h); one load and a branch otherwise. */
 static inline void uform__bias_widen(int where) {

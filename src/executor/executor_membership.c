@@ -8,7 +8,7 @@
  * or deadlock for a deferred one, instead of the INVALID_ARGUMENT the header promises. */
 #include "executor/executor_internal.h"
 
-_Thread_local uform__membership_t *uform__membership_innermost = NULL;
+UFORM_HOT_THREAD_LOCAL_ uform__membership_t *uform__membership_innermost = NULL;
 
 bool uform__thread_belongs_to(const uform_executor_t *executor) {
     for (const uform__membership_t *link = uform__membership_innermost; link; link = link->outer)

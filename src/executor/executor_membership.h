@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 
+#include "core/thread_local.h"
 #include "uform.h"
 
 /** One link of a thread's chain: a worker's whole life, or one synchronous call's duration. */
@@ -15,13 +16,7 @@ typedef struct uform__membership_t {
 /* The innermost link of the calling thread's chain (executor_membership.c). Push and pop are
  * inline: every synchronous call makes both, and two calls into another file were about a tenth
  * of a 1-thread call (perf, bench/RESULTS.md). */
-#if defined(__GNUC__)
-/* Hidden: the library's own, never exported (the shared library still reaches it through
- * __tls_get_addr, as it did inside the functions this replaced). */
-extern __attribute__((visibility("hidden"))) _Thread_local uform__membership_t *uform__membership_innermost;
-#else
-extern _Thread_local uform__membership_t *uform__membership_innermost;
-#endif
+extern UFORM_HOT_THREAD_LOCAL_ uform__membership_t *uform__membership_innermost;
 
 static inline void uform__membership_push(uform__membership_t *link, const uform_executor_t *executor) {
     link->executor = executor;

@@ -23,3 +23,16 @@ set_tests_properties(core.header_c99 core.header_cxx PROPERTIES LABELS core TIME
 if(UFORM_NM)
   set_tests_properties(core.exported_symbols PROPERTIES LABELS core TIMEOUT 60)
 endif()
+
+# The shared library's thread-local block, through a real dlopen of it (no shared library, and
+# no dlopen of one, in the wasm32 build). Not a test_*.c: it takes the library's path.
+if(NOT EMSCRIPTEN)
+  add_executable(test_thread_local_block ${CMAKE_CURRENT_LIST_DIR}/thread_local_block.c)
+  target_include_directories(test_thread_local_block PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(test_thread_local_block PRIVATE _GNU_SOURCE)
+  target_compile_options(test_thread_local_block PRIVATE -Wall -Wextra -Wno-unused-parameter)
+  target_link_libraries(test_thread_local_block PRIVATE uform_static ${CMAKE_DL_LIBS})
+  add_dependencies(test_thread_local_block uform_shared)
+  add_test(NAME core.test_thread_local_block COMMAND test_thread_local_block $<TARGET_FILE:uform_shared>)
+  set_tests_properties(core.test_thread_local_block PROPERTIES LABELS core TIMEOUT 120)
+endif()

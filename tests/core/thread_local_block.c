@@ -1,0 +1,129 @@
+/* The shared library's thread-local storage, through a real dlopen (test_thread_local_block
+ * PATH-TO-libuform.so):
+ * - its TLS block stays under UFORM_TLS_BLOCK_LIMIT_ bytes: the thread-locals a call touches are
+ *   initial-exec (core/thread_local.h), so a libuform loaded by dlopen takes its whole block
+ *   from glibc's small static reserve, where a big block would make the dlopen itself fail;
+ * - the loaded copy runs 2-thread calls from several threads at once, each with an executor of
+ *   its own (each thread's bias slot and membership chain are its own);
+ * - every thread keeps its own last error, on the heap since it left TLS, valid until the
+ *   thread ends, and freed then (the ASan build's leak check sees the threads that failed and
+ *   ended here). */
+#include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "core/thread_local.h"
+#include "test.h"
+
+/* The loaded copy's entry points, of the same types as the header's. */
+static struct {
+    __typeof__(&uform_executor_for_ram) for_ram;
+    __typeof__(&uform_executor_for_n) for_n;
+    __typeof__(&uform_executor_free) free;
+    __typeof__(&uform_last_error) last_error;
+} loaded;
+
+enum { CALLERS = 3, CALLS = 2000, FAILING_THREADS = 32 };
+
+typedef struct tls_block_t {
+    char path[PATH_MAX];
+    int found;
+    size_t tls_bytes;
+} tls_block_t;
+
+static int find_block(struct dl_phdr_info *info, size_t size, void *data) {
+    (void)size;
+    tls_block_t *block = data;
+    char path[PATH_MAX];
+    if (!info->dlpi_name || !info->dlpi_name[0] || !realpath(info->dlpi_name, path)) return 0;
+    if (strcmp(path, block->path) != 0) return 0;
+    block->found = 1;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_TLS) block->tls_bytes = info->dlpi_phdr[i].p_memsz;
+    return 1;
+}
+
+typedef struct counts_t {
+    _Atomic long tasks[2];
+} counts_t;
+
+static uform_status_t count_task(void *context, size_t i, size_t thread) {
+    (void)thread;
+    atomic_fetch_add_explicit(&((counts_t *)context)->tasks[i], 1, memory_order_relaxed);
+    return UFORM_STATUS_OK;
+}
+
+/* One caller: its own 2-thread executor of the loaded copy, CALLS calls of 2 tasks, then a
+ * refused call whose message must be this thread's own and stay until this thread fails again. */
+static void *caller(void *argument) {
+    long id = (long)(intptr_t)argument;
+    if (loaded.last_error()[0] != '\0') return "a new thread's last error is not empty";
+    uform_executor_t *executor = NULL;
+    if (loaded.for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &executor) != UFORM_STATUS_OK) return "for_ram failed";
+    counts_t counts = {{0, 0}};
+    for (int call = 0; call < CALLS; call++)
+        if (loaded.for_n(executor, NULL, 2, count_task, &counts) != UFORM_STATUS_OK) return "a call failed";
+    if (counts.tasks[0] != CALLS || counts.tasks[1] != CALLS) return "a task ran other than once a call";
+    /* No task: refused, with a message naming the entry point. */
+    if (loaded.for_n(executor, NULL, 1000 + (size_t)id, NULL, NULL) != UFORM_STATUS_INVALID_ARGUMENT)
+        return "a call without a task was not refused";
+    const char *message = loaded.last_error();
+    if (!strstr(message, "uform_executor_for_n")) return "the refusal's message does not name its entry point";
+    loaded.free(executor);
+    if (loaded.last_error() != message || !strstr(message, "uform_executor_for_n"))
+        return "the message did not stay while the thread made no other failure";
+    return NULL;
+}
+
+static void *fail_once(void *argument) {
+    (void)argument;
+    /* No output pointer: refused; the message is this thread's, freed when it ends. */
+    if (loaded.for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 1, 0, NULL) == UFORM_STATUS_OK) return "not refused";
+    return loaded.last_error()[0] ? NULL : "no message";
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s PATH-TO-libuform.so\n", argv[0]);
+        return 2;
+    }
+    void *library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!library) TEST_FAIL_("dlopen(%s): %s", argv[1], dlerror());
+
+    tls_block_t block = {.found = 0, .tls_bytes = 0};
+    CHECK(realpath(argv[1], block.path) != NULL);
+    dl_iterate_phdr(find_block, &block);
+    CHECK(block.found);
+    CHECK(block.tls_bytes > 0); /* it has thread-locals; none at all would mean this checks nothing */
+    if (block.tls_bytes > UFORM_TLS_BLOCK_LIMIT_)
+        TEST_FAIL_("the library's TLS block is %zu bytes, over the %d its initial-exec thread-locals allow",
+                   block.tls_bytes, UFORM_TLS_BLOCK_LIMIT_);
+
+    *(void **)&loaded.for_ram = dlsym(library, "uform_executor_for_ram");
+    *(void **)&loaded.for_n = dlsym(library, "uform_executor_for_n");
+    *(void **)&loaded.free = dlsym(library, "uform_executor_free");
+    *(void **)&loaded.last_error = dlsym(library, "uform_last_error");
+    CHECK(loaded.for_ram && loaded.for_n && loaded.free && loaded.last_error);
+    CHECK_EQ_STR(loaded.last_error(), "");
+
+    pthread_t threads[FAILING_THREADS];
+    void *results[FAILING_THREADS];
+    for (long i = 0; i < CALLERS; i++) CHECK_EQ_INT(pthread_create(&threads[i], NULL, caller, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < CALLERS; i++) CHECK_EQ_INT(pthread_join(threads[i], &results[i]), 0);
+    for (int i = 0; i < CALLERS; i++)
+        if (results[i]) TEST_FAIL_("caller %d: %s", i, (const char *)results[i]);
+    /* None of their failures is the main thread's. */
+    CHECK_EQ_STR(loaded.last_error(), "");
+
+    for (int i = 0; i < FAILING_THREADS; i++) CHECK_EQ_INT(pthread_create(&threads[i], NULL, fail_once, NULL), 0);
+    for (int i = 0; i < FAILING_THREADS; i++) CHECK_EQ_INT(pthread_join(threads[i], &results[i]), 0);
+    for (int i = 0; i < FAILING_THREADS; i++)
+        if (results[i]) TEST_FAIL_("failing thread %d: %s", i, (const char *)results[i]);
+
+    /* Not closed: the library's process-wide caches (the bias slots' free list, the machine's
+     * topology) would go with its globals, and the leak check would report them. */
+    TEST_DONE();
+}
