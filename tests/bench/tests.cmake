@@ -41,3 +41,13 @@ if(TARGET uform_bench_core AND NOT CMAKE_CROSSCOMPILING)
     set_tests_properties(bench.ab_mode_threshold_agrees PROPERTIES LABELS bench TIMEOUT 60)
   endif()
 endif()
+
+# The call-cost programs run and count every task (a short run of each linkage).
+foreach(linkage static shared)
+  if(TARGET uform-bench-call-${linkage})
+    add_test(NAME bench.call_cost_${linkage}
+             COMMAND uform-bench-call-${linkage} --threads 2 --calls 2000 --runs 3)
+    set_tests_properties(bench.call_cost_${linkage} PROPERTIES LABELS bench TIMEOUT 60
+                         PASS_REGULAR_EXPRESSION "^${linkage} library, 2 thread\\(s\\), 2000 calls a run:.* ns a call; median [0-9.]+ ns")
+  endif()
+endforeach()
