@@ -51,3 +51,10 @@ foreach(linkage static shared)
                          PASS_REGULAR_EXPRESSION "^${linkage} library, 2 thread\\(s\\), 2000 calls a run:.* ns a call; median [0-9.]+ ns")
   endif()
 endforeach()
+
+# scripts/bench-when-fast: a command run whenever the floor reads the fast mode (stand-in floors).
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND AND NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME bench.when_fast COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_when_fast.sh ${PROJECT_SOURCE_DIR})
+  set_tests_properties(bench.when_fast PROPERTIES LABELS bench TIMEOUT 60)
+endif()
