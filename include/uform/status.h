@@ -59,7 +59,9 @@ UFORM_API const char *uform_status_name(uform_status_t status);
  * The detail of the last failure on the calling thread: which argument, the errno text, the
  * dlerror, the missing CPU feature. Set by every call that answers a status other than OK;
  * left unchanged by calls that succeed. Never NULL (empty when nothing failed yet). The buffer
- * is thread-local and owned by the library; it stays valid until the thread's next failing call.
+ * is thread-local and owned by the library; it stays valid until the thread's next failing call,
+ * and when the thread ends, through the first pass of its thread-specific data destructors
+ * (another library's destructor may still read it there).
  */
 UFORM_API const char *uform_last_error(void);
 

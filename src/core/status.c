@@ -52,9 +52,21 @@ static pthread_once_t last_error_once = PTHREAD_ONCE_INIT;
 /* Bumped with every message, so a caller can tell whether one was set since it looked. */
 UFORM_HOT_THREAD_LOCAL_ unsigned uform__last_error_serial;
 
+static _Thread_local bool last_error_release_deferred;
+
+/* At the thread's end. POSIX leaves the order of keys' destructors open, and another library's
+ * may read a message this thread got before (uform_last_error's text stays valid until the
+ * thread's next failing call, and ending is not one). So the first pass only sets the key again,
+ * which makes POSIX run every destructor once more, and the buffer is freed in the second pass,
+ * after every other key's first. */
 static void last_error_release(void *buffer) {
+    if (!last_error_release_deferred && pthread_setspecific(last_error_key, buffer) == 0) {
+        last_error_release_deferred = true;
+        return;
+    }
     free(buffer);
-    /* A destructor of another library's key may still fail into ours: it allocates again. */
+    /* A destructor of a later pass may still fail into ours: that allocates again, and the key's
+     * next pass frees it at once (the flag stays set). */
     last_error_buffer = NULL;
     last_error_shown = NULL;
 }

@@ -12,8 +12,15 @@
  * relaxes the default model to that). The price, mimalloc's too: a libuform loaded by dlopen
  * takes its whole TLS block from the few hundred bytes glibc keeps aside for such libraries,
  * so the block is kept small (status.c keeps the last error's text on the heap) and a test
- * (test_thread_local_block) holds it under UFORM_TLS_BLOCK_LIMIT_ bytes. */
-#if defined(__ELF__) && !defined(__EMSCRIPTEN__) && (defined(__GNUC__) || defined(__clang__))
+ * (test_thread_local_block) holds it under UFORM_TLS_BLOCK_LIMIT_ bytes. glibc only: musl's
+ * dynamic linker refuses to dlopen a library with an initial-exec thread-local of its own ("initial-exec
+ * TLS resolves to dynamic definition"), so there, and everywhere else, the model stays the
+ * default, which a program linked with the static library still gets relaxed to initial-exec.
+ * The shared library is also linked -z nodelete (CMakeLists.txt): its thread-specific data
+ * destructors must outlive a dlclose, and glibc cannot reuse a dlclosed library's static TLS. */
+#include <limits.h> /* through glibc's <features.h>: __GLIBC__, where the C library is glibc */
+
+#if defined(__ELF__) && defined(__GLIBC__) && (defined(__GNUC__) || defined(__clang__))
 #define UFORM_HOT_THREAD_LOCAL_ __attribute__((visibility("hidden"), tls_model("initial-exec"))) _Thread_local
 #elif defined(__GNUC__) || defined(__clang__)
 #define UFORM_HOT_THREAD_LOCAL_ __attribute__((visibility("hidden"))) _Thread_local

@@ -69,9 +69,7 @@ static pthread_once_t slots_once = PTHREAD_ONCE_INIT;
 static bool slot_key_made;
 static pthread_key_t slot_key; /* its destructor gives the slot back when the thread ends */
 /* The calling thread's slot (declared in executor_bias.h, where the owner's inline path reads
- * it). The default TLS model: initial-exec would save a call in the shared library, but it takes
- * glibc's small reserve for libraries loaded later (Python loads this one), and musl refuses
- * such a library outright. The static library's users get the direct access anyway. */
+ * it). Initial-exec under glibc, the default model elsewhere (core/thread_local.h says why). */
 UFORM_HOT_THREAD_LOCAL_ uform__bias_slot_t *uform__bias_this_thread_slot = NULL;
 
 /** At the thread's end: the slot goes back to the pool only if it is outside every call (a thread

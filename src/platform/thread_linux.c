@@ -27,10 +27,13 @@ uform_status_t uform__thread_start(uform__thread_t *thread, void *(*entry)(void 
         for (size_t i = 0; i < cpu_count; i++)
             if (cpus[i] >= 0) CPU_SET_S((size_t)cpus[i], set_size, set);
         /* Pinning at creation means the thread's first touch of its stack and scratch lands on
-         * its own node; a failure here (a CPU that vanished) falls back to no pinning. */
+         * its own node; a failure here (a CPU that vanished) falls back to no pinning. musl has
+         * no such attribute: there the thread is pinned just after it starts (below). */
+#if defined(__GLIBC__)
         if (pthread_attr_setaffinity_np(&attributes, set_size, set) != 0) {
             /* keep going unpinned */
         }
+#endif
     }
     pthread_t handle;
     int error = pthread_create(&handle, &attributes, entry, argument);
@@ -41,6 +44,9 @@ uform_status_t uform__thread_start(uform__thread_t *thread, void *(*entry)(void 
         error = pthread_create(&handle, &attributes, entry, argument);
     }
     pthread_attr_destroy(&attributes);
+#if !defined(__GLIBC__)
+    if (!error && set) (void)pthread_setaffinity_np(handle, set_size, set); /* refused: unpinned */
+#endif
     if (set) CPU_FREE(set);
     if (error) return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "pthread_create(%s)", name);
     char short_name[16];

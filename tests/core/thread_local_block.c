@@ -7,7 +7,12 @@
  *   its own (each thread's bias slot and membership chain are its own);
  * - every thread keeps its own last error, on the heap since it left TLS, valid until the
  *   thread ends, and freed then (the ASan build's leak check sees the threads that failed and
- *   ended here). */
+ *   ended here);
+ * - a message stays readable from another key's destructor at the thread's end (POSIX leaves
+ *   the destructors' order open; ASan sees a read of a freed buffer, and the plain build a text
+ *   that malloc's free list wrote over);
+ * - dlclose leaves the library mapped (it is linked -z nodelete): a thread that failed, and so
+ *   holds a buffer, ends after the dlclose and runs the library's destructors. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <link.h>
@@ -85,6 +90,38 @@ static void *fail_once(void *argument) {
     return loaded.last_error()[0] ? NULL : "no message";
 }
 
+/* A key of this program's, made after the library's: its destructor runs after the library's in
+ * each pass, and reads the message its thread got before it began to end. */
+static pthread_key_t reader_key;
+static _Atomic int messages_read_at_exit;
+
+static void read_message_at_exit(void *message) {
+    if (strstr(message, "uform_executor_for_ram")) atomic_fetch_add(&messages_read_at_exit, 1);
+}
+
+static void *fail_and_hand_message_to_reader(void *argument) {
+    (void)argument;
+    if (loaded.for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 1, 0, NULL) == UFORM_STATUS_OK) return "not refused";
+    if (pthread_setspecific(reader_key, (void *)loaded.last_error()) != 0) return "pthread_setspecific failed";
+    return NULL;
+}
+
+/* Fails (so it holds a message buffer), then waits until the library is closed, and ends. */
+static pthread_mutex_t close_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t close_changed = PTHREAD_COND_INITIALIZER;
+static int close_step; /* 1: the thread failed; 2: the library is closed */
+
+static void *fail_then_outlive_dlclose(void *argument) {
+    (void)argument;
+    const char *result = loaded.for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 1, 0, NULL) == UFORM_STATUS_OK ? "not refused" : NULL;
+    pthread_mutex_lock(&close_lock);
+    close_step = 1;
+    pthread_cond_broadcast(&close_changed);
+    while (close_step != 2) pthread_cond_wait(&close_changed, &close_lock);
+    pthread_mutex_unlock(&close_lock);
+    return (void *)result;
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s PATH-TO-libuform.so\n", argv[0]);
@@ -123,7 +160,29 @@ int main(int argc, char **argv) {
     for (int i = 0; i < FAILING_THREADS; i++)
         if (results[i]) TEST_FAIL_("failing thread %d: %s", i, (const char *)results[i]);
 
-    /* Not closed: the library's process-wide caches (the bias slots' free list, the machine's
-     * topology) would go with its globals, and the leak check would report them. */
+    /* The library's keys exist by now (its callers failed); this one is made after them. */
+    CHECK_EQ_INT(pthread_key_create(&reader_key, read_message_at_exit), 0);
+    for (int i = 0; i < FAILING_THREADS; i++)
+        CHECK_EQ_INT(pthread_create(&threads[i], NULL, fail_and_hand_message_to_reader, NULL), 0);
+    for (int i = 0; i < FAILING_THREADS; i++) CHECK_EQ_INT(pthread_join(threads[i], &results[i]), 0);
+    for (int i = 0; i < FAILING_THREADS; i++)
+        if (results[i]) TEST_FAIL_("reader thread %d: %s", i, (const char *)results[i]);
+    CHECK_EQ_INT(atomic_load(&messages_read_at_exit), FAILING_THREADS);
+
+    pthread_t outliver;
+    CHECK_EQ_INT(pthread_create(&outliver, NULL, fail_then_outlive_dlclose, NULL), 0);
+    pthread_mutex_lock(&close_lock);
+    while (close_step != 1) pthread_cond_wait(&close_changed, &close_lock);
+    pthread_mutex_unlock(&close_lock);
+    CHECK_EQ_INT(dlclose(library), 0);
+    void *still = dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD);
+    if (!still) TEST_FAIL_("dlclose unmapped the library: it must be linked -z nodelete");
+    dlclose(still);
+    pthread_mutex_lock(&close_lock);
+    close_step = 2;
+    pthread_cond_broadcast(&close_changed);
+    pthread_mutex_unlock(&close_lock);
+    CHECK_EQ_INT(pthread_join(outliver, &results[0]), 0); /* its destructors ran at its end */
+    if (results[0]) TEST_FAIL_("the thread that outlived dlclose: %s", (const char *)results[0]);
     TEST_DONE();
 }
