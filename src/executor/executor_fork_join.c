@@ -703,7 +703,13 @@ void *uform__worker_main(void *argument) {
          * under TSan (a read of `job.context` here is reported there). */
         __builtin_prefetch(atomic_load_explicit(&executor->context_hint, memory_order_relaxed));
         if (atomic_load_explicit(&worker->stealable, memory_order_relaxed)) {
-            if (!uform__claim_share(&worker->claimed, seen)) continue; /* the forking thread ran it meanwhile */
+            if (!uform__claim_share(&worker->claimed, seen)) {
+                /* The forking thread ran it meanwhile. The mark stays: a clear here would reach
+                 * no forking thread through a `done` of ours, so the next call's could still see
+                 * the mark and steal while this worker, cleared, claimed by plain store. */
+                widen_claim(5);
+                continue;
+            }
             widen_claim(3);
             /* Released by `done` below; kept where the cores are shared (see wait_for_job). */
             if (core_use(executor) == CORE_ALONE) atomic_store_explicit(&worker->stealable, 0, memory_order_relaxed);

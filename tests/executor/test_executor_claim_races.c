@@ -12,8 +12,13 @@
  * the worker stalled before its plain store, the share stolen meanwhile, ran twice); a worker
  * that never marks itself before sleeping (no steals at all where workers sleep); a worker that
  * clears its mark after its `done` instead of before (window 4: the next call steals on the stale
- * mark while the worker, cleared, claims by plain store: twice); a joiner that will not sleep
- * while a marked worker's share of an unstealable (FOR_THREADS) call waits. */
+ * mark while the worker, cleared, claims by plain store: twice); a worker that clears its mark
+ * after losing its CAS (window 5: the same, through the next call's steal); a joiner that will
+ * not sleep while a marked worker's share of an unstealable (FOR_THREADS) call waits.
+ *
+ * Every window is also stalled while another thread makes and frees a second executor on the
+ * same cores, so `sharing` (which keeps a worker marked) turns on and off during the calls. */
+#include <pthread.h>
 #include <unistd.h>
 
 #include "executor/executor_internal.h"
@@ -21,7 +26,7 @@
 #include "test.h"
 
 #define SLOTS 8
-#define WINDOWS 5
+#define WINDOWS 6
 
 static _Atomic unsigned long window_hits[WINDOWS];
 static _Atomic int stalled_window = -1; /* the window whose every 3rd pass stalls; -1 none */
@@ -59,12 +64,27 @@ static bool any_marked(const uform_executor_t *executor) {
     return false;
 }
 
+/* Makes and frees a 2-thread executor on and off, every 300 us, until told to stop: while it
+ * lives, the hammered executor's cores are shared too, and its `sharing` is set. */
+static _Atomic int flipper_stop;
+static void *flip_sharing(void *argument) {
+    (void)argument;
+    while (!atomic_load(&flipper_stop)) {
+        uform_executor_t *other = NULL;
+        CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &other));
+        sleep_us(300);
+        CHECK_OK(uform_executor_free(other));
+        sleep_us(300);
+    }
+    return NULL;
+}
+
 /** Calls of `threads` tasks for `seconds`, with an idle pause now and then so PARKED workers
  *  sleep; every task counted exactly once. Returns the calls made. With `unmarked_first`, calls
  *  until no worker is marked (one that slept before the mood changed stays marked until its
  *  next won claim) before the timed calls; their steals are counted from there. */
 static unsigned long hammer_from(size_t threads, uform_mood_t mood, double seconds, bool pauses, bool unmarked_first,
-                                 size_t *stolen_since) {
+                                 size_t *stolen_since, unsigned long *calls_shared) {
     uform_executor_t *executor = NULL;
     CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, threads, 0, &executor));
     CHECK_OK(uform_executor_drain(executor, mood));
@@ -74,6 +94,11 @@ static unsigned long hammer_from(size_t threads, uform_mood_t mood, double secon
         CHECK_OK(uform_executor_for_n(executor, NULL, threads, bump, NULL));
     if (unmarked_first) CHECK(!any_marked(executor));
     if (stolen_since) *stolen_since = atomic_load(&uform__test_shares_stolen);
+    pthread_t flipper;
+    if (calls_shared) {
+        atomic_store(&flipper_stop, 0);
+        CHECK_EQ_INT(pthread_create(&flipper, NULL, flip_sharing, NULL), 0);
+    }
     double deadline = seconds_now() + seconds;
     while (seconds_now() < deadline) {
         for (int i = 0; i < 200; i++) {
@@ -83,9 +108,14 @@ static unsigned long hammer_from(size_t threads, uform_mood_t mood, double secon
                 fprintf(stderr, "call %lu: %s\n", calls, uform_status_name(status));
                 exit(1);
             }
+            if (calls_shared && atomic_load(&executor->sharing)) ++*calls_shared;
             if (pauses && i % 17 == 0) sleep_us(100); /* let the workers fall asleep */
         }
         calls += 200;
+    }
+    if (calls_shared) {
+        atomic_store(&flipper_stop, 1);
+        CHECK_EQ_INT(pthread_join(flipper, NULL), 0);
     }
     for (size_t i = 0; i < threads; i++) CHECK_EQ_INT(atomic_load(&slots.counts[i]), calls);
     CHECK_EQ_INT(atomic_load(&slots.overlaps), 0);
@@ -94,7 +124,7 @@ static unsigned long hammer_from(size_t threads, uform_mood_t mood, double secon
 }
 
 static unsigned long hammer(size_t threads, uform_mood_t mood, double seconds, bool pauses) {
-    return hammer_from(threads, mood, seconds, pauses, false, NULL);
+    return hammer_from(threads, mood, seconds, pauses, false, NULL, NULL);
 }
 
 /* A worker stalled before its claim for 60 ms, once. */
@@ -162,8 +192,14 @@ int main(void) {
          * 2 us spin: under Emscripten's Web Workers, where a call takes longer than that, window
          * 0 passed 0 to 43 times in a run (CI, 869c426 and bd29eb6). */
         calls += hammer(2, UFORM_MOOD_SPINNING, 0.3, true);
+        /* Its cores shared on and off: PARKED and SPINNING. */
+        unsigned long calls_shared = 0;
+        calls += hammer_from(2, UFORM_MOOD_PARKED, 0.3, true, false, NULL, &calls_shared);
+        calls += hammer_from(2, UFORM_MOOD_SPINNING, 0.3, true, false, NULL, &calls_shared);
         unsigned long hits = atomic_load(&window_hits[where]) - before;
-        printf("window %d stalled: %lu calls exact, the window passed %lu times\n", where, calls, hits);
+        printf("window %d stalled: %lu calls exact (%lu of them ended sharing their cores), the window passed %lu times\n",
+               where, calls, calls_shared, hits);
+        CHECK(calls_shared > 0); /* the flipper's executor overlapped the hammered one's cores */
         /* A window never reached would test nothing. */
         if (plain_claims || (where != 0 && where != 4)) CHECK(hits > 0);
     }
@@ -183,7 +219,7 @@ int main(void) {
     atomic_store(&uform__test_claim_window, NULL);
     if (!plain_claims) TEST_DONE();
     unsigned long plain_before = atomic_load(&window_hits[0]);
-    hammer_from(2, UFORM_MOOD_SPINNING, 0.3, false, true, &stolen_before);
+    hammer_from(2, UFORM_MOOD_SPINNING, 0.3, false, true, &stolen_before, NULL);
     size_t stolen_spinning = atomic_load(&uform__test_shares_stolen) - stolen_before;
     printf("SPINNING, no stalls: %zu shares stolen\n", stolen_spinning);
     CHECK_EQ_INT(stolen_spinning, 0);
