@@ -1,5 +1,6 @@
 /* Internal: how the library declares the thread-locals a call touches on its way (the calling
- * thread's bias slot, its membership chain, its error serial). */
+ * thread's bias slot, its membership chain, its error serial; and the NULL executor's scratch,
+ * which a callback may ask for on every task). */
 #ifndef UFORM_CORE_THREAD_LOCAL_H
 #define UFORM_CORE_THREAD_LOCAL_H
 

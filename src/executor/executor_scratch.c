@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "core/error.h"
+#include "core/thread_local.h"
 #include "executor/executor_internal.h"
 
 static size_t round_up(size_t bytes) {
@@ -34,7 +35,9 @@ typedef struct inline_scratch_t {
     size_t bytes;
 } inline_scratch_t;
 
-static _Thread_local inline_scratch_t inline_scratch;
+/* Initial-exec where it may be (core/thread_local.h): a NULL executor's callback may ask for its
+ * scratch on every task, and the default model's __tls_get_addr was most of that. */
+UFORM_HOT_THREAD_LOCAL_ inline_scratch_t uform__inline_scratch; /* hidden: the macro makes it so */
 static pthread_key_t inline_key; /* only for its destructor, which unmaps at thread exit */
 static pthread_once_t inline_once = PTHREAD_ONCE_INIT;
 
@@ -53,8 +56,13 @@ uform_status_t uform_executor_scratch(uform_executor_t *executor, size_t thread,
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT, "uform_executor_scratch: thread %zu of %zu", thread, threads);
     if (!bytes) bytes = 1;
     if (!executor) {
+        /* Already big enough: its key was set when it was first grown. */
+        if (uform__inline_scratch.pointer && bytes <= uform__inline_scratch.bytes) {
+            *scratch = uform__inline_scratch.pointer;
+            return UFORM_STATUS_OK;
+        }
         pthread_once(&inline_once, inline_key_create);
-        inline_scratch_t *mine = &inline_scratch;
+        inline_scratch_t *mine = &uform__inline_scratch;
         if (!pthread_getspecific(inline_key)) pthread_setspecific(inline_key, mine);
         uform_status_t status = grow(&mine->pointer, &mine->bytes, bytes, -1);
         if (status == UFORM_STATUS_OK) *scratch = mine->pointer;

@@ -1,5 +1,7 @@
 /* Host arenas (bound memory, huge-page sized, bump allocation, outliving the executor) and
  * per-thread scratch (grown to a high-water mark, kept between calls, per thread). */
+#include <pthread.h>
+
 #include "test.h"
 
 typedef struct {
@@ -21,6 +23,12 @@ static uform_status_t use_scratch(void *context, size_t thread, size_t unused) {
     return UFORM_STATUS_OK;
 }
 
+/* A thread's NULL-executor scratch, used and left to be unmapped when the thread ends. */
+static void *null_executor_scratch(void *out) {
+    if (uform_executor_scratch(NULL, 0, 256, (void **)out) == UFORM_STATUS_OK) memset(*(void **)out, 3, 256);
+    return NULL;
+}
+
 int main(void) {
     uform_executor_t *executor = NULL;
     CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &executor));
@@ -37,6 +45,20 @@ int main(void) {
     CHECK_STATUS(uform_executor_scratch(executor, 0, 10, NULL), UFORM_STATUS_INVALID_ARGUMENT);
     CHECK_OK(uform_executor_scratch(NULL, 0, 1 << 20, &scratch)); /* the NULL executor's own */
     memset(scratch, 1, 1 << 20);
+    /* Smaller asks take the buffer as it is (the path that touches no key); a larger one grows it. */
+    void *again = NULL;
+    CHECK_OK(uform_executor_scratch(NULL, 0, 100, &again));
+    CHECK(again == scratch);
+    CHECK_OK(uform_executor_scratch(NULL, 0, 4u << 20, &again));
+    memset(again, 2, 4u << 20);
+    CHECK_OK(uform_executor_scratch(NULL, 0, 1 << 20, &scratch));
+    CHECK(scratch == again);
+    /* Another thread's is its own. */
+    pthread_t other;
+    void *others = NULL;
+    CHECK_EQ_INT(pthread_create(&other, NULL, null_executor_scratch, &others), 0);
+    CHECK_EQ_INT(pthread_join(other, NULL), 0);
+    CHECK(others != NULL && others != scratch);
 
     uform_arena_t *arena = NULL;
     CHECK_OK(uform_arena_new_in(executor, 8u << 20, &arena));
