@@ -19,6 +19,7 @@
  * Every window is also stalled while another thread makes and frees a second executor on the
  * same cores, so `sharing` (which keeps a worker marked) turns on and off during the calls. */
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "executor/executor_internal.h"
@@ -64,14 +65,29 @@ static bool any_marked(const uform_executor_t *executor) {
     return false;
 }
 
-/* Makes and frees a 2-thread executor on and off, every 300 us, until told to stop: while it
- * lives, the hammered executor's cores are shared too, and its `sharing` is set. */
+/** The CPUs this process may run on. */
+static size_t usable_cpus(void) {
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return (size_t)CPU_COUNT(&set);
+#endif
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (size_t)online : 1;
+}
+
+/* Makes and frees an executor on and off, every 300 us, until told to stop: while it lives, the
+ * hammered executor's cores are shared too, and its `sharing` is set. It takes a thread for
+ * every usable CPU, so it overlaps the hammered one wherever that sits: with two threads it took
+ * free cores on a machine with four or more (recorded fixtures: a 4-CPU container, a Skylake-X). */
 static _Atomic int flipper_stop;
 static void *flip_sharing(void *argument) {
     (void)argument;
+    size_t threads = usable_cpus();
+    if (threads < 2) threads = 2;
+    if (threads > UFORM_THREADS_MAX) threads = UFORM_THREADS_MAX;
     while (!atomic_load(&flipper_stop)) {
         uform_executor_t *other = NULL;
-        CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 2, 0, &other));
+        CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, threads, 0, &other));
         sleep_us(300);
         CHECK_OK(uform_executor_free(other));
         sleep_us(300);
