@@ -145,6 +145,18 @@ static void *fail_then_outlive_dlclose(void *argument) {
     return (void *)result;
 }
 
+/** Runs `count` threads of `entry` (each given its index) to their end; a thread's non-NULL
+ *  result is its complaint, and fails the test. */
+static void run_threads(void *(*entry)(void *), int count, const char *who) {
+    pthread_t threads[FAILING_THREADS];
+    void *results[FAILING_THREADS];
+    CHECK(count <= FAILING_THREADS);
+    for (int i = 0; i < count; i++) CHECK_EQ_INT(pthread_create(&threads[i], NULL, entry, (void *)(intptr_t)i), 0);
+    for (int i = 0; i < count; i++) CHECK_EQ_INT(pthread_join(threads[i], &results[i]), 0);
+    for (int i = 0; i < count; i++)
+        if (results[i]) TEST_FAIL_("%s %d: %s", who, i, (const char *)results[i]);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s PATH-TO-libuform.so\n", argv[0]);
@@ -169,35 +181,19 @@ int main(int argc, char **argv) {
     CHECK(loaded.for_ram && loaded.for_n && loaded.free && loaded.last_error);
     CHECK_EQ_STR(loaded.last_error(), "");
 
-    pthread_t threads[FAILING_THREADS];
-    void *results[FAILING_THREADS];
-    for (long i = 0; i < CALLERS; i++) CHECK_EQ_INT(pthread_create(&threads[i], NULL, caller, (void *)(intptr_t)i), 0);
-    for (int i = 0; i < CALLERS; i++) CHECK_EQ_INT(pthread_join(threads[i], &results[i]), 0);
-    for (int i = 0; i < CALLERS; i++)
-        if (results[i]) TEST_FAIL_("caller %d: %s", i, (const char *)results[i]);
+    run_threads(caller, CALLERS, "caller");
     /* None of their failures is the main thread's. */
     CHECK_EQ_STR(loaded.last_error(), "");
 
-    for (int i = 0; i < FAILING_THREADS; i++) CHECK_EQ_INT(pthread_create(&threads[i], NULL, fail_once, NULL), 0);
-    for (int i = 0; i < FAILING_THREADS; i++) CHECK_EQ_INT(pthread_join(threads[i], &results[i]), 0);
-    for (int i = 0; i < FAILING_THREADS; i++)
-        if (results[i]) TEST_FAIL_("failing thread %d: %s", i, (const char *)results[i]);
+    run_threads(fail_once, FAILING_THREADS, "failing thread");
 
     /* The library's keys exist by now (its callers failed); this one is made after them. */
     CHECK_EQ_INT(pthread_key_create(&reader_key, read_message_at_exit), 0);
-    for (int i = 0; i < FAILING_THREADS; i++)
-        CHECK_EQ_INT(pthread_create(&threads[i], NULL, fail_and_hand_message_to_reader, NULL), 0);
-    for (int i = 0; i < FAILING_THREADS; i++) CHECK_EQ_INT(pthread_join(threads[i], &results[i]), 0);
-    for (int i = 0; i < FAILING_THREADS; i++)
-        if (results[i]) TEST_FAIL_("reader thread %d: %s", i, (const char *)results[i]);
+    run_threads(fail_and_hand_message_to_reader, FAILING_THREADS, "reader thread");
     CHECK_EQ_INT(atomic_load(&messages_read_at_exit), FAILING_THREADS);
 
     CHECK_EQ_INT(pthread_key_create(&late_key, fail_in_second_pass), 0);
-    for (int i = 0; i < FAILING_THREADS; i++)
-        CHECK_EQ_INT(pthread_create(&threads[i], NULL, end_without_failing, NULL), 0);
-    for (int i = 0; i < FAILING_THREADS; i++) CHECK_EQ_INT(pthread_join(threads[i], &results[i]), 0);
-    for (int i = 0; i < FAILING_THREADS; i++)
-        if (results[i]) TEST_FAIL_("late-failing thread %d: %s", i, (const char *)results[i]);
+    run_threads(end_without_failing, FAILING_THREADS, "late-failing thread");
     CHECK_EQ_INT(atomic_load(&late_messages), FAILING_THREADS);
 
     pthread_t outliver;
@@ -213,7 +209,8 @@ int main(int argc, char **argv) {
     close_step = 2;
     pthread_cond_broadcast(&close_changed);
     pthread_mutex_unlock(&close_lock);
-    CHECK_EQ_INT(pthread_join(outliver, &results[0]), 0); /* its destructors ran at its end */
-    if (results[0]) TEST_FAIL_("the thread that outlived dlclose: %s", (const char *)results[0]);
+    void *complaint = NULL;
+    CHECK_EQ_INT(pthread_join(outliver, &complaint), 0); /* its destructors ran at its end */
+    if (complaint) TEST_FAIL_("the thread that outlived dlclose: %s", (const char *)complaint);
     TEST_DONE();
 }
