@@ -186,12 +186,6 @@ static void fill_blocks(uform_executor_t *executor, const uform__job_t *job) {
     }
 }
 
-/** Whether a job's tasks need nothing between them but the failure and fork checks: no
- *  progress to count and no cancel flag to read (the common call, `call` NULL). */
-static inline bool plain_tasks(const uform__job_t *job) {
-    return !job->done && !job->cancel && !job->cancel_handle;
-}
-
 /** Tasks [begin, end) of a plain job (plain_tasks), begin < end: run_task's checks without the
  *  progress and cancel branches it would test on every task. The same rules: the first task
  *  starts unless the call is FORKED or this is a fork()ed child (may_begin); a later one only
@@ -222,7 +216,7 @@ static void run_share(const share_env_t *env, size_t thread) {
     switch (job->kind) {
     case UFORM_JOB_FOR_N: {
         size_t end = split_begin(job, thread + 1);
-        if (plain_tasks(job)) {
+        if (uform__job_plain(job)) {
             size_t begin = split_begin(job, thread);
             if (begin < end) run_plain_tasks(env, begin, end, thread, serial);
             return; /* no progress to report */
@@ -295,7 +289,7 @@ uform_status_t uform__run_inline(const uform_executor_t *executor_or_null, const
     uform__progress_state_t progress = {0, 0};
     char message[UFORM_FAILURE_MESSAGE_];
     message[0] = 0; /* not the whole buffer: this runs on every inline call */
-    if ((job_in->kind == UFORM_JOB_FOR_N || job_in->kind == UFORM_JOB_FOR_N_DYNAMIC) && plain_tasks(job_in) &&
+    if ((job_in->kind == UFORM_JOB_FOR_N || job_in->kind == UFORM_JOB_FOR_N_DYNAMIC) && uform__job_plain(job_in) &&
         job_in->first < job_in->n) {
         /* Tasks [first, n) in order, as the split of one thread would give them: no copy of the
          * job to hold a split, no share dispatch. */
@@ -311,6 +305,30 @@ uform_status_t uform__run_inline(const uform_executor_t *executor_or_null, const
     share_env_t env = {&job, 1, &failure, NULL, &progress, executor_or_null, message};
     run_share(&env, 0);
     return finish_call(&job, &progress, (uform_status_t)atomic_load(&failure), message);
+}
+
+/** A task of a call on the calling thread failed with `status`: the call's failure, in the
+ *  words the task left on this thread if it left any (its error serial moved since `serial`),
+ *  as run_inline's finish_call gives it. Out of line: the loop below stays short. */
+static __attribute__((noinline, cold)) uform_status_t plain_on_caller_failed(uform_status_t status, unsigned serial) {
+    char message[UFORM_FAILURE_MESSAGE_];
+    message[0] = 0;
+    if (uform__error_serial() != serial) snprintf(message, sizeof message, "%s", uform_last_error());
+    return uform__fail(status, "%s", message);
+}
+
+uform_status_t uform__run_plain_on_caller(uint32_t fork_generation, size_t i, size_t end, uform_task_t task,
+                                          void *context) {
+    if (i >= end) return UFORM_STATUS_OK; /* no task: nothing to check either, as run_empty */
+    /* may_begin's check: a fork()ed child (an earlier callback of this thread forked) runs no task. */
+    if (uform__forked_since(fork_generation)) return UFORM_STATUS_FORKED;
+    unsigned serial = uform__error_serial();
+    do {
+        uform_status_t status = task(context, i, 0);
+        if (uform__forked_since(fork_generation)) return UFORM_STATUS_FORKED; /* the task forked */
+        if (status != UFORM_STATUS_OK) return plain_on_caller_failed(status, serial);
+    } while (++i < end);
+    return UFORM_STATUS_OK;
 }
 
 /* ---- waiting ---------------------------------------------------------------------------- */

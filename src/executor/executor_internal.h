@@ -171,6 +171,10 @@ static inline uform_status_t uform__run_job(uform_executor_t *executor, const uf
         if (status != UFORM_STATUS_OK) return status;
     }
     if (job->kind == UFORM_JOB_BODY) return job->body(executor, job);
+    /* One thread runs it all: straight to the tasks, past the fork-join's frame. */
+    if (uform__job_on_caller_alone(job, executor->threads))
+        return uform__run_plain_on_caller(executor->fork_generation, job->first, job->n, (uform_task_t)job->function,
+                                          job->context);
     return uform__fork_join(executor, job);
 }
 

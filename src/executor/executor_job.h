@@ -60,6 +60,21 @@ static inline bool uform__job_cancelled(const uform__job_t *job) {
     return job->cancel_handle && atomic_load_explicit(job->cancel_handle, memory_order_relaxed);
 }
 
+/** Whether a job's tasks need nothing between them but the failure and fork checks: no
+ *  progress to count and no cancel flag to read (the common call, `call` NULL). */
+static inline bool uform__job_plain(const uform__job_t *job) {
+    return !job->done && !job->cancel && !job->cancel_handle;
+}
+
+/** Whether the job is tasks the calling thread may run alone, front to back, with only
+ *  uform__job_plain's checks: FOR_N or FOR_N_DYNAMIC, plain, and on one thread (a 1-thread
+ *  executor, or a single task, which forks nobody). Static and dynamic give one thread the
+ *  same order. */
+static inline bool uform__job_on_caller_alone(const uform__job_t *job, size_t threads) {
+    return (job->kind == UFORM_JOB_FOR_N || job->kind == UFORM_JOB_FOR_N_DYNAMIC) &&
+           (threads == 1 || job->n - job->first == 1) && uform__job_plain(job);
+}
+
 /** The size of uform_call_t before `cancel`: callers built against it pass this struct_size. */
 #define UFORM_CALL_SIZE_BEFORE_CANCEL_ offsetof(uform_call_t, cancel)
 
@@ -86,6 +101,13 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
 /** Runs a job entirely on the calling thread as thread 0 of 1 (the NULL executor, one thread, a
  *  single task). With an executor, a callback's fork() stops it in the child with FORKED. */
 uform_status_t uform__run_inline(const uform_executor_t *executor_or_null, const uform__job_t *job);
+/** A job uform__job_on_caller_alone accepts, run on the calling thread: tasks [first, end) in
+ *  order as thread 0, stopping at the first failure (its status, with the task's message) or
+ *  when a task fork()s (FORKED in the child: `fork_generation` is the executor's). run_inline's
+ *  rules without its share, progress and message state: the 1-thread call's path
+ *  (bench/RESULTS.md). The job's fields come by value, so a verb need not build it in memory. */
+uform_status_t uform__run_plain_on_caller(uint32_t fork_generation, size_t first, size_t end, uform_task_t task,
+                                          void *context);
 void *uform__worker_main(void *argument);
 /* A PARKED joiner's spin before it sleeps may grow up to this many times the plain budget
  * (UFORM_SPIN_MICROSECONDS), and at most this much above it, learned from its waits: see

@@ -33,6 +33,16 @@ static uform_status_t fail_with_message(void *context, size_t task, size_t threa
     return UFORM_STATUS_CALLBACK_FAILED;
 }
 
+/* Fails at FAIL_AT leaving no message of its own: the call's must not be an older one of the
+ * thread's (run() leaves a stale one first). */
+static uform_status_t fail_quietly(void *context, size_t task, size_t thread) {
+    (void)context;
+    (void)thread;
+    atomic_fetch_add(&ran[task], 1);
+    order[atomic_fetch_add(&order_next, 1) % TASKS] = task;
+    return task == FAIL_AT ? UFORM_STATUS_CALLBACK_FAILED : UFORM_STATUS_OK;
+}
+
 static uform_status_t count_only(void *context, size_t task, size_t thread) {
     (void)context;
     (void)thread;
@@ -77,6 +87,7 @@ static outcome_t run(uform_executor_t *executor, bool dynamic, bool plain, size_
     const uform_call_t *which = plain ? NULL : &call;
     outcome_t outcome;
     memset(&outcome, 0, sizeof outcome);
+    uform_executor_for_n(NULL, NULL, 1, NULL, NULL); /* a stale last error: "the callback is NULL" */
     outcome.status = dynamic ? uform_executor_for_n_dynamic(executor, which, n, task, NULL)
                              : uform_executor_for_n(executor, which, n, task, NULL);
     snprintf(outcome.message, sizeof outcome.message, "%s", outcome.status ? uform_last_error() : "");
@@ -112,7 +123,25 @@ int main(void) {
         CHECK_EQ_INT(failed.status, UFORM_STATUS_CALLBACK_FAILED);
         CHECK_EQ_INT(failed.count, (size_t)FAIL_AT + 1);
         CHECK(strstr(failed.message, "callback is NULL") != NULL);
+        /* A callback that says nothing: the call names its status, never the stale message. */
+        same_inline(NULL, dynamic, TASKS, fail_quietly);
+        same_inline(one, dynamic, TASKS, fail_quietly);
+        outcome_t quiet = run(one, dynamic, true, TASKS, fail_quietly);
+        CHECK_EQ_INT(quiet.status, UFORM_STATUS_CALLBACK_FAILED);
+        CHECK_EQ_INT(quiet.count, (size_t)FAIL_AT + 1);
+        CHECK(strstr(quiet.message, "callback is NULL") == NULL);
+        CHECK(strstr(quiet.message, "uform_executor_for_n") != NULL);
+        CHECK(strstr(quiet.message, "CALLBACK_FAILED") != NULL);
     }
+    /* Tasks [first, n) on one thread (the test seam's first): in order from `first`, and none
+     * when first == n. */
+    reset();
+    CHECK_OK(uform__test_for_n_dynamic_from(one, 5, 9, count_only, NULL));
+    CHECK_EQ_INT(atomic_load(&order_next), 4);
+    for (size_t i = 0; i < 4; i++) CHECK_EQ_INT(order[i], 5 + i);
+    reset();
+    CHECK_OK(uform__test_for_n_dynamic_from(one, 9, 9, count_only, NULL));
+    CHECK_EQ_INT(atomic_load(&order_next), 0);
 
     /* Two threads, 12 tasks: shares [0, 6) and [6, 12). The failure at FAIL_AT (3) stops share 0
      * there (4 and 5 never run); share 1 runs at least its first task whatever happened (a
