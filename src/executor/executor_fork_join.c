@@ -622,7 +622,7 @@ bool (*_Atomic uform__test_pin)(uform__thread_t thread, int32_t cpu); /* likewis
 
 static int current_cpu(void) {
     int (*hook)(void) = atomic_load_explicit(&uform__test_current_cpu, memory_order_relaxed);
-    return hook ? hook() : uform__current_cpu();
+    return hook ? hook() : uform__current_cpu_inline();
 }
 
 static bool pin(uform__thread_t thread, int32_t cpu) {
