@@ -191,7 +191,10 @@ UFORM_API uform_mood_t uform_executor_mood(const uform_executor_t *executor);
  * Per-thread scratch for verbs that need working space: at least `bytes`, 64-byte aligned,
  * on the thread's NUMA node, grown to a high-water mark and kept until the executor is freed.
  * Call it from a callback with the `thread` index the callback was given. Growing replaces the
- * thread's buffer: a pointer from an earlier, smaller request is then invalid.
+ * thread's buffer: a pointer from an earlier, smaller request is then invalid. With the NULL
+ * executor the buffer is the calling thread's, unmapped when that thread ends (through a
+ * pthread key: with every key of the process in use, the call answers OUT_OF_MEMORY and maps
+ * nothing).
  * @return OK; INVALID_ARGUMENT (NULL output or thread out of range); OUT_OF_MEMORY.
  */
 UFORM_API uform_status_t uform_executor_scratch(uform_executor_t *executor, size_t thread, size_t bytes,
