@@ -593,15 +593,6 @@ static uform_status_t join_workers(uform_executor_t *executor, const share_env_t
     }
 }
 
-/** Whether the published job already is this call's: every field a caller sets (the split
- *  follows from them and the executor's fixed thread count). */
-static bool same_job(const uform__job_t *a, const uform__job_t *b) {
-    return a->kind == b->kind && a->n == b->n && a->first == b->first && a->function == b->function &&
-           a->context == b->context && a->progress == b->progress && a->progress_context == b->progress_context &&
-           a->done == b->done && a->total == b->total && a->progress_step == b->progress_step &&
-           a->cancel == b->cancel && a->cancel_handle == b->cancel_handle;
-}
-
 /* ---- the two sides ------------------------------------------------------------------------ */
 
 /** True if `cpu` is one the executor reserved for its threads (slot 0 included). */
@@ -645,20 +636,20 @@ static void follow_forking_thread(uform_executor_t *executor) {
 }
 
 uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job_in) {
-    size_t threads = executor->threads;
-    /* One thread, no task, or a single task (only share 0 has work): nobody to fork, and above
-     * all no futex wake, which costs more than such a call (tens of microseconds on a VM). */
-    bool single_task = job_in->kind != UFORM_JOB_FOR_THREADS && job_in->n - job_in->first == 1;
-    if (threads == 1 || !job_in->total || single_task) return uform__run_inline(executor, job_in);
-    if (!executor->oversubscribed) follow_forking_thread(executor);
+    if (!uform__job_forks(job_in, executor->threads)) return uform__run_inline(executor, job_in);
     /* Rewrite the job only if it changed: a loop calling the same function leaves the line
      * shared in every worker's cache, saving one transfer per call (and the split's division). */
-    if (!same_job(&executor->job, job_in)) {
+    if (!uform__job_same(&executor->job, job_in)) {
         uform__job_t job = *job_in;
-        prepare_job(&job, threads);
+        prepare_job(&job, executor->threads);
         executor->job = job;
         atomic_store_explicit(&executor->context_hint, job.context, memory_order_relaxed);
     }
+    return uform__fork_join_published(executor);
+}
+
+uform_status_t uform__fork_join_published(uform_executor_t *executor) {
+    size_t threads = executor->threads;
     const uform__job_t *job = &executor->job;
     /* Touch only the lines this job needs: every store here is a line the workers re-fetch. */
     if (atomic_load_explicit(&executor->failure, memory_order_relaxed) != UFORM_STATUS_OK) {
@@ -675,6 +666,10 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
      * share with work needs a thread of its own that is awake. */
     bool asleep = atomic_load(&executor->sleepers) != 0;
     if (asleep) uform__futex_wake(uform__generation_word(executor), INT_MAX);
+    /* What need not precede the publication comes after it, while the workers' wake-up is on its
+     * way: the check that the calling thread did not land on a worker's core (a rare migration,
+     * fixed by re-pinning that worker, running or not). */
+    if (!executor->oversubscribed) follow_forking_thread(executor);
     run_share(&env, 0);
     /* A callback forked and this is the child: stop here, before running anyone else's share. */
     if (forked(executor)) return UFORM_STATUS_FORKED;

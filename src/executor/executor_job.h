@@ -75,6 +75,26 @@ static inline bool uform__job_on_caller_alone(const uform__job_t *job, size_t th
            (threads == 1 || job->n - job->first == 1) && uform__job_plain(job);
 }
 
+/** Whether the job needs the executor's workers (a fork-join): more than one thread, a task at
+ *  least, and not a single task (only share 0 would have work). The rest run on the calling
+ *  thread alone: nobody to fork, and above all no futex wake, which costs more than such a call
+ *  (tens of microseconds on a VM). */
+static inline bool uform__job_forks(const uform__job_t *job, size_t threads) {
+    bool single_task = job->kind != UFORM_JOB_FOR_THREADS && job->n - job->first == 1;
+    return threads > 1 && job->total && !single_task;
+}
+
+/** Whether the published job (`published`, the executor's) already is this call's: every field a
+ *  caller sets (the split follows from them and the executor's fixed thread count). Inline: a
+ *  verb compares the values it holds in registers, and builds no copy in memory when they match. */
+static inline bool uform__job_same(const uform__job_t *published, const uform__job_t *call) {
+    const uform__job_t *a = published, *b = call;
+    return a->kind == b->kind && a->n == b->n && a->first == b->first && a->function == b->function &&
+           a->context == b->context && a->progress == b->progress && a->progress_context == b->progress_context &&
+           a->done == b->done && a->total == b->total && a->progress_step == b->progress_step &&
+           a->cancel == b->cancel && a->cancel_handle == b->cancel_handle;
+}
+
 /** The size of uform_call_t before `cancel`: callers built against it pass this struct_size. */
 #define UFORM_CALL_SIZE_BEFORE_CANCEL_ offsetof(uform_call_t, cancel)
 
@@ -97,6 +117,10 @@ typedef struct uform__progress_state_t {
 /* executor_fork_join.c: runs a job on every thread, the forking thread as thread 0 */
 /** FORKED if a callback fork()ed and this is the child: the call stops at once. */
 uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job);
+/** The fork-join of the job the executor has published already (`executor->job`), which the
+ *  calling thread holds the executor for and uform__job_forks accepted: the generation's bump,
+ *  share 0, the join. */
+uform_status_t uform__fork_join_published(uform_executor_t *executor);
 /* uform__run_job, inline, is in executor_internal.h (it reads the executor's struct). */
 /** Runs a job entirely on the calling thread as thread 0 of 1 (the NULL executor, one thread, a
  *  single task). With an executor, a callback's fork() stops it in the child with FORKED. */

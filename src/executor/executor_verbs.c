@@ -32,6 +32,14 @@ static inline uform__job_t handed_on(uform__job_t job) {
     return job;
 }
 
+/** Whether a held call is a fork-join of the job the executor has published already: then the
+ *  job need not be built in memory at all. uform__run_job's and uform__fork_join's own tests,
+ *  in their order: not cancelled, no device layer, tasks, on more than one thread, the same job. */
+static inline bool forks_published(const uform_executor_t *executor, const uform__job_t *job) {
+    return !uform__job_cancelled(job) && !executor->ops && job->kind != UFORM_JOB_BODY &&
+           uform__job_forks(job, executor->threads) && uform__job_same(&executor->job, job);
+}
+
 /** The synchronous call on an executor, once `job` is complete: hold, run on the caller (and
  *  the workers), release. */
 static inline __attribute__((always_inline)) uform_status_t run_held(uform_executor_t *executor, uform__job_t job,
@@ -60,7 +68,12 @@ static inline __attribute__((always_inline)) uform_status_t run_held(uform_execu
                                             job.context);
     } else {
         uform__job_t held = handed_on(job);
-        status = uform__run_job(executor, &held);
+        if (forks_published(executor, &held)) {
+            status = uform__fork_join_published(executor);
+        } else {
+            uform__job_t in_memory = held; /* its address taken here alone: `held` stays in registers */
+            status = uform__run_job(executor, &in_memory);
+        }
     }
     uform__membership_pop(&membership);
     if (status == UFORM_STATUS_FORKED && uform__forked_since(executor->fork_generation))
