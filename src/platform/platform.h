@@ -82,13 +82,18 @@ int uform__current_cpu(void);
 #endif
 #endif
 
-/** uform__current_cpu, from the thread's rseq area where glibc registered one (its cpu_id is
- *  negative otherwise: not registered, or registration failed), else through the call. */
+/** uform__current_cpu, from the thread's rseq area where glibc registered one, else through the
+ *  call. `__rseq_size` is 0 where glibc registered none (the kernel or an emulator refused, a
+ *  tunable turned it off, or this glibc has no rseq for the architecture: riscv64's 2.36, whose
+ *  `__rseq_offset` is then 0, not the area's); a registered area's cpu_id is negative only
+ *  before the kernel first fills it in. */
 static inline int uform__current_cpu_inline(void) {
 #ifdef UFORM_CURRENT_CPU_FROM_RSEQ_
-    const struct rseq *area = (const struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
-    int cpu = (int)__atomic_load_n(&area->cpu_id, __ATOMIC_RELAXED);
-    if (cpu >= 0) return cpu;
+    if (__rseq_size) {
+        const struct rseq *area = (const struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
+        int cpu = (int)__atomic_load_n(&area->cpu_id, __ATOMIC_RELAXED);
+        if (cpu >= 0) return cpu;
+    }
 #endif
     return uform__current_cpu();
 }
