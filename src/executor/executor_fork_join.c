@@ -189,10 +189,11 @@ static void fill_blocks(uform_executor_t *executor, const uform__job_t *job) {
 /** Tasks [begin, end) of a plain job (plain_tasks), begin < end: run_task's checks without the
  *  progress and cancel branches it would test on every task. The same rules: the first task
  *  starts unless the call is FORKED or this is a fork()ed child (may_begin); a later one only
- *  while no task of the call has failed; a fork() in a task stops the share at once. With the
- *  inline path below, a 1-thread call of 2 tasks went from 393 to 333 instructions (callgrind,
- *  bench/RESULTS.md). Inline into run_share: one frame for a share, not two (a 1-task share of a
- *  2-thread call, 94 to 83 instructions). */
+ *  while no task of the call has failed; a fork() in a task stops the share at once. Also the
+ *  NULL executor's loop (uform__run_inline); a 1-thread executor's call takes
+ *  uform__run_plain_on_caller instead, the same rules without the share's state. Inline into
+ *  run_share: one frame for a share, not two (a 1-task share of a 2-thread call, 94 to 83
+ *  instructions, callgrind). */
 static inline __attribute__((always_inline)) void run_plain_tasks(const share_env_t *env, size_t begin, size_t end,
                                                                   size_t thread, unsigned serial) {
     uform_task_t task = (uform_task_t)env->job->function;
@@ -609,7 +610,8 @@ static bool reserved_cpu(const uform_executor_t *executor, int32_t cpu) {
  * where one of our pinned workers lives, the two would take turns on one core while another
  * idles. Swap that worker onto the core the forking thread left, but only if that core is one
  * of ours: a worker never leaves its executor's domains (nor lands on another executor's core)
- * to follow a caller. Rare (a migration), one syscall; the check is a read of the rseq CPU id. */
+ * to follow a caller. Rare (a migration), one syscall; the check is a read of the thread's rseq
+ * area where glibc registered one, else sched_getcpu (uform__current_cpu_inline). */
 int (*_Atomic uform__test_current_cpu)(void);                   /* static storage: starts NULL */
 bool (*_Atomic uform__test_pin)(uform__thread_t thread, int32_t cpu); /* likewise */
 

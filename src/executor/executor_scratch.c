@@ -41,10 +41,10 @@ typedef struct inline_scratch_t {
  * scratch on every task, and the default model's __tls_get_addr was most of that. */
 UFORM_HOT_THREAD_LOCAL_ inline_scratch_t uform__inline_scratch; /* hidden: the macro makes it so */
 /* Its key exists only for the destructor, which unmaps at thread exit. Made by the first thread
- * that needs it, without a lock (a lock held by a thread that vanished in a fork() would hang the
- * child): each racer makes one, the first to publish it wins, the others delete theirs. Not made
- * (every key in use) is answered, and tried again by the next call. 0: not made yet, else the
- * key plus one. */
+ * that needs it, without a lock: each racer makes one, the first to publish it wins, the others
+ * delete theirs (never set by anyone). Unlike pthread_once, a key that could not be made (every
+ * key in use) is answered and tried again by the next call. 0: not made yet, else the key plus
+ * one. */
 static _Atomic uintptr_t inline_key_plus_one;
 
 static void inline_release(void *value) {
@@ -58,9 +58,12 @@ static bool inline_key(pthread_key_t *key) {
     uintptr_t published = atomic_load_explicit(&inline_key_plus_one, memory_order_acquire);
     if (!published) {
         pthread_key_t made;
-        if (pthread_key_create(&made, inline_release) != 0) return false;
         uintptr_t expected = 0;
-        if (atomic_compare_exchange_strong(&inline_key_plus_one, &expected, (uintptr_t)made + 1)) {
+        if (pthread_key_create(&made, inline_release) != 0) {
+            /* Every key in use; the last may have gone to a racer making this same key. */
+            published = atomic_load_explicit(&inline_key_plus_one, memory_order_acquire);
+            if (!published) return false;
+        } else if (atomic_compare_exchange_strong(&inline_key_plus_one, &expected, (uintptr_t)made + 1)) {
             published = (uintptr_t)made + 1;
         } else {
             pthread_key_delete(made);

@@ -33,8 +33,9 @@ static inline uform__job_t handed_on(uform__job_t job) {
 }
 
 /** Whether a held call is a fork-join of the job the executor has published already: then the
- *  job need not be built in memory at all. uform__run_job's and uform__fork_join's own tests,
- *  in their order: not cancelled, no device layer, tasks, on more than one thread, the same job. */
+ *  job need not be built in memory at all: not cancelled (uform__run_job's first test), not a
+ *  device executor's (whose layer uform__run_job asks again for a fault; those take the general
+ *  path), tasks, on more than one thread (uform__fork_join's test), the same job. */
 static inline bool forks_published(const uform_executor_t *executor, const uform__job_t *job) {
     return !uform__job_cancelled(job) && !executor->ops && job->kind != UFORM_JOB_BODY &&
            uform__job_forks(job, executor->threads) && uform__job_same(&executor->job, job);
@@ -62,8 +63,8 @@ static inline __attribute__((always_inline)) uform_status_t run_held(uform_execu
     uform__membership_t membership;
     uform__membership_push(&membership, executor);
     if (uform__job_on_caller_alone(&job, executor->threads)) {
-        /* uform__run_job's own first branch, its other checks already made: a plain job has no
-         * cancel flag, and the layer's fault was read just above. */
+        /* What uform__run_job would come to, its checks already made: a plain job has no cancel
+         * flag, and the layer's fault was read just above. */
         status = uform__run_plain_on_caller(executor->fork_generation, job.first, job.n, (uform_task_t)job.function,
                                             job.context);
     } else {
@@ -114,7 +115,10 @@ run_call(uform_executor_t *executor, const uform_call_t *call, uform__job_t job,
         uform__job_t inline_job = handed_on(job);
         if (inline_job.progress) inline_job.done = &done;
         if (uform__job_cancelled(&inline_job)) return call_failed(true, UFORM_STATUS_INTERRUPTED, caller);
-        return call_failed(uform__job_cancelled(&inline_job), uform__run_inline(NULL, &inline_job), caller);
+        /* The tasks first, then the flag: a cancel during the call says so (C leaves the order
+         * of a call's arguments open, so not in one expression). */
+        uform_status_t status = uform__run_inline(NULL, &inline_job);
+        return call_failed(uform__job_cancelled(&inline_job), status, caller);
     }
     return run_held(executor, job, caller);
 }

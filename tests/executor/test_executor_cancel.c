@@ -564,6 +564,9 @@ int main(void) {
         cancel_mid_call(executor, verb, false);
         cancel_mid_call(executor, verb, true);
     }
+    /* The NULL executor runs the call on the calling thread: the flag is read after its tasks. */
+    cancel_mid_call(NULL, FOR_N, false);
+    cancel_mid_call(NULL, FOR_N_DYNAMIC, false);
     CHECK_OK(uform_executor_drain(executor, UFORM_MOOD_SPINNING));
     cancel_mid_call(executor, FOR_N_DYNAMIC, false); /* the SPINNING caller never sleeps */
     CHECK_OK(uform_executor_drain(executor, UFORM_MOOD_PARKED));

@@ -1,5 +1,6 @@
-/* A call with no progress and no cancel flag (call NULL) runs its tasks through a loop of its own,
- * and a 1-thread one without copying the job (executor_fork_join.c, run_plain_tasks). It must
+/* A call with no progress and no cancel flag (call NULL) runs its tasks through a loop of its own
+ * (executor_fork_join.c: run_plain_tasks for a share, uform__run_plain_on_caller for a 1-thread
+ * executor or a single task, which build no job in memory). It must
  * keep every rule of the general loop, which a progress callback selects: the same tasks run, a
  * failure stops the later tasks of its own share and of the others, the failing callback's own
  * message is the call's, the first task of a share starts even after another share failed, and
@@ -51,6 +52,17 @@ static uform_status_t count_only(void *context, size_t task, size_t thread) {
     return UFORM_STATUS_OK;
 }
 
+/* Each task notes that it ran with this context (its own slot, so no two tasks share a word). */
+typedef struct contexts_t {
+    _Atomic uint32_t seen[TASKS];
+} contexts_t;
+
+static uform_status_t note_context(void *context, size_t task, size_t thread) {
+    (void)thread;
+    atomic_fetch_add(&((contexts_t *)context)->seen[task], 1);
+    return UFORM_STATUS_OK;
+}
+
 static void no_report(void *context, size_t done, size_t total) {
     (void)context;
     (void)done;
@@ -87,7 +99,8 @@ static outcome_t run(uform_executor_t *executor, bool dynamic, bool plain, size_
     const uform_call_t *which = plain ? NULL : &call;
     outcome_t outcome;
     memset(&outcome, 0, sizeof outcome);
-    uform_executor_for_n(NULL, NULL, 1, NULL, NULL); /* a stale last error: "the callback is NULL" */
+    /* A stale last error, in words no task leaves: "first 9 is past n 3". */
+    CHECK_STATUS(uform__test_for_n_dynamic_from(NULL, 9, 3, count_only, NULL), UFORM_STATUS_INVALID_ARGUMENT);
     outcome.status = dynamic ? uform_executor_for_n_dynamic(executor, which, n, task, NULL)
                              : uform_executor_for_n(executor, which, n, task, NULL);
     snprintf(outcome.message, sizeof outcome.message, "%s", outcome.status ? uform_last_error() : "");
@@ -123,13 +136,14 @@ int main(void) {
         CHECK_EQ_INT(failed.status, UFORM_STATUS_CALLBACK_FAILED);
         CHECK_EQ_INT(failed.count, (size_t)FAIL_AT + 1);
         CHECK(strstr(failed.message, "callback is NULL") != NULL);
+        CHECK(strstr(failed.message, "past n") == NULL);
         /* A callback that says nothing: the call names its status, never the stale message. */
         same_inline(NULL, dynamic, TASKS, fail_quietly);
         same_inline(one, dynamic, TASKS, fail_quietly);
         outcome_t quiet = run(one, dynamic, true, TASKS, fail_quietly);
         CHECK_EQ_INT(quiet.status, UFORM_STATUS_CALLBACK_FAILED);
         CHECK_EQ_INT(quiet.count, (size_t)FAIL_AT + 1);
-        CHECK(strstr(quiet.message, "callback is NULL") == NULL);
+        CHECK(strstr(quiet.message, "past n") == NULL);
         CHECK(strstr(quiet.message, "uform_executor_for_n") != NULL);
         CHECK(strstr(quiet.message, "CALLBACK_FAILED") != NULL);
     }
@@ -176,6 +190,29 @@ int main(void) {
             CHECK_OK(all.status);
             for (size_t i = 0; i < TASKS; i++) CHECK_EQ_INT(all.ran[i], 1);
         }
+    /* The published job (executor_verbs.c, forks_published): a call equal to the last one forks
+     * it as published, a different one (its context, its n, its function, a progress callback)
+     * publishes its own first. Each task records the context it was given. */
+    for (int round = 0; round < 50; round++) {
+        static contexts_t first_contexts, second_contexts;
+        contexts_t *which[6] = {&first_contexts, &first_contexts, &second_contexts,
+                                &second_contexts, &first_contexts, &second_contexts};
+        size_t sizes[6] = {TASKS, TASKS, TASKS, 12, 12, TASKS};
+        for (int call = 0; call < 6; call++) {
+            memset(which[call]->seen, 0, sizeof which[call]->seen);
+            uform_call_t counted = UFORM_CALL_INIT;
+            counted.progress = no_report;
+            const uform_call_t *how = round % 2 && call == 3 ? &counted : NULL;
+            CHECK_OK(uform_executor_for_n(two, how, sizes[call], note_context, which[call]));
+            for (size_t i = 0; i < TASKS; i++) CHECK_EQ_INT(which[call]->seen[i], i < sizes[call] ? 1 : 0);
+        }
+        /* A failure, then the same job without one: the failure is not the published job's. */
+        outcome_t failed = run(two, false, true, 12, fail_with_message);
+        CHECK_EQ_INT(failed.status, UFORM_STATUS_CALLBACK_FAILED);
+        outcome_t clean = run(two, false, true, 12, count_only);
+        CHECK_OK(clean.status);
+        CHECK_OK(run(two, false, true, 12, count_only).status);
+    }
     CHECK_OK(uform_executor_free(one));
     CHECK_OK(uform_executor_free(two));
     TEST_DONE();

@@ -2,10 +2,15 @@
  * (platform.h), else calls sched_getcpu. Real threads, really pinned: on each CPU this process
  * may use, a thread pinned there must read that CPU both ways, on the main thread and on a
  * thread it starts (each thread has an area of its own). Which way the inline form took is
- * printed, so a log tells whether the rseq read was exercised. */
+ * printed, so a log tells whether the rseq read was exercised. A read from the wrong place that
+ * happens to give 0 shows only where a CPU other than 0 is allowed: with CPU 0 alone the test
+ * says so. Run again with glibc's rseq turned off (tests.cmake), it checks glibc then registered no
+ * area and the fallback was taken. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "platform/platform.h"
 #include "test.h"
@@ -39,8 +44,12 @@ static void *on_a_thread(void *unused) {
 
 int main(void) {
     CHECK(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+    if (CPU_COUNT(&allowed) == 1 && CPU_ISSET(0, &allowed))
+        printf("only CPU 0 is allowed: a read from the wrong place giving 0 would pass here\n");
 #ifdef UFORM_CURRENT_CPU_FROM_RSEQ_
     printf("inline form: rseq area (glibc registered it: %s)\n", __rseq_size ? "yes" : "no, sched_getcpu");
+    const char *tunables = getenv("GLIBC_TUNABLES");
+    if (tunables && strstr(tunables, "glibc.pthread.rseq=0")) CHECK_EQ_INT(__rseq_size, 0);
 #else
     printf("inline form: sched_getcpu (no rseq area in this C library)\n");
 #endif
