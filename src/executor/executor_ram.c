@@ -205,9 +205,12 @@ uform_status_t uform__executor_create(const int32_t *memory_domains, size_t memo
         }
         uform__worker_t *worker = &executor->workers[i];
         worker->cpu = cpu_count == 1 ? cpus[0] : -1;
-        status = uform__thread_start(&worker->thread, i ? uform__worker_main : uform__leader_main, worker, name, cpus,
-                                     cpu_count);
-        worker->started = status == UFORM_STATUS_OK;
+        int error = uform__thread_start(&worker->thread, i ? uform__worker_main : uform__leader_main, worker, name,
+                                        cpus, cpu_count);
+        if (error)
+            status = uform__fail_errno(error == ENOMEM ? UFORM_STATUS_OUT_OF_MEMORY : UFORM_STATUS_IO_ERROR, error,
+                                       "%s: cannot start thread %zu of %zu (%s)", caller, i, threads, name);
+        worker->started = !error;
     }
     if (status != UFORM_STATUS_OK) {
         stop_threads(executor);

@@ -7,8 +7,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "uform/status.h"
-
 /* Architecture macros, always defined 0 or 1. */
 #if defined(__x86_64__) || defined(_M_X64)
 #define UFORM_ARCH_X86_64 1
@@ -60,10 +58,12 @@ typedef struct uform__thread_t {
 
 /**
  * Starts `entry(argument)` on a new thread named `name` (truncated to 15 bytes), restricted to
- * the `cpu_count` CPUs in `cpus` (none: unrestricted). IO_ERROR with the errno text on failure.
+ * the `cpu_count` CPUs in `cpus` (none: unrestricted). 0, or the errno value of the failure
+ * (ENOMEM: no memory for the CPU set; else pthread_create's): the platform records no message
+ * (it sits below core, which keeps the last error), so the caller says what failed.
  */
-uform_status_t uform__thread_start(uform__thread_t *thread, void *(*entry)(void *), void *argument, const char *name,
-                                   const int32_t *cpus, size_t cpu_count);
+int uform__thread_start(uform__thread_t *thread, void *(*entry)(void *), void *argument, const char *name,
+                        const int32_t *cpus, size_t cpu_count);
 void uform__thread_join(uform__thread_t thread);
 /** Re-pins a running thread to one CPU; false if the kernel refused. */
 bool uform__thread_pin(uform__thread_t thread, int32_t cpu);

@@ -5,21 +5,20 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "core/error.h"
 #include "platform/platform.h"
 
-uform_status_t uform__thread_start(uform__thread_t *thread, void *(*entry)(void *), void *argument, const char *name,
-                                   const int32_t *cpus, size_t cpu_count) {
+int uform__thread_start(uform__thread_t *thread, void *(*entry)(void *), void *argument, const char *name,
+                        const int32_t *cpus, size_t cpu_count) {
     (void)cpus, (void)cpu_count;
     pthread_t handle;
     int error = pthread_create(&handle, NULL, entry, argument);
-    if (error) return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "pthread_create(%s)", name);
+    if (error) return error;
     char short_name[16];
     strncpy(short_name, name, sizeof short_name - 1);
     short_name[sizeof short_name - 1] = 0;
     emscripten_set_thread_name(handle, short_name);
     thread->handle = (uintptr_t)handle;
-    return UFORM_STATUS_OK;
+    return 0;
 }
 
 void uform__thread_join(uform__thread_t thread) { pthread_join((pthread_t)thread.handle, NULL); }

@@ -4,11 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
 #include "platform/platform.h"
 
-uform_status_t uform__thread_start(uform__thread_t *thread, void *(*entry)(void *), void *argument, const char *name,
-                                   const int32_t *cpus, size_t cpu_count) {
+int uform__thread_start(uform__thread_t *thread, void *(*entry)(void *), void *argument, const char *name,
+                        const int32_t *cpus, size_t cpu_count) {
     pthread_attr_t attributes;
     pthread_attr_init(&attributes);
     cpu_set_t *set = NULL;
@@ -20,7 +19,7 @@ uform_status_t uform__thread_start(uform__thread_t *thread, void *(*entry)(void 
         set = CPU_ALLOC((int)highest + 1);
         if (!set) {
             pthread_attr_destroy(&attributes);
-            return uform__fail(UFORM_STATUS_OUT_OF_MEMORY, "cannot allocate a CPU set");
+            return ENOMEM;
         }
         set_size = CPU_ALLOC_SIZE((int)highest + 1);
         CPU_ZERO_S(set_size, set);
@@ -48,13 +47,13 @@ uform_status_t uform__thread_start(uform__thread_t *thread, void *(*entry)(void 
     if (!error && set) (void)pthread_setaffinity_np(handle, set_size, set); /* refused: unpinned */
 #endif
     if (set) CPU_FREE(set);
-    if (error) return uform__fail_errno(UFORM_STATUS_IO_ERROR, error, "pthread_create(%s)", name);
+    if (error) return error;
     char short_name[16];
     strncpy(short_name, name, sizeof short_name - 1);
     short_name[sizeof short_name - 1] = 0;
     pthread_setname_np(handle, short_name);
     thread->handle = (uintptr_t)handle;
-    return UFORM_STATUS_OK;
+    return 0;
 }
 
 void uform__thread_join(uform__thread_t thread) { pthread_join((pthread_t)thread.handle, NULL); }

@@ -36,3 +36,7 @@ if(NOT EMSCRIPTEN)
   add_test(NAME core.test_thread_local_block COMMAND test_thread_local_block $<TARGET_FILE:uform_shared>)
   set_tests_properties(core.test_thread_local_block PROPERTIES LABELS core TIMEOUT 120)
 endif()
+
+# The layers: no file under src/ includes a header of a layer above its own.
+add_test(NAME core.layers COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/check_layers.sh ${PROJECT_SOURCE_DIR}/src)
+set_tests_properties(core.layers PROPERTIES LABELS core TIMEOUT 60)
