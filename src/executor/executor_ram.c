@@ -106,6 +106,8 @@ static int32_t node_of_cpu(const uform__topology_t *topology, int32_t cpu) {
     return -1;
 }
 
+int (*_Atomic uform__test_thread_start)(size_t index); /* static storage: starts NULL */
+
 static void release_memory(uform_executor_t *executor) {
     if (executor->ops) executor->ops->release_memory(executor); /* host memory only: no driver call */
     if (executor->workers)
@@ -205,7 +207,10 @@ uform_status_t uform__executor_create(const int32_t *memory_domains, size_t memo
         }
         uform__worker_t *worker = &executor->workers[i];
         worker->cpu = cpu_count == 1 ? cpus[0] : -1;
-        int error = uform__thread_start(&worker->thread, i ? uform__worker_main : uform__leader_main, worker, name,
+        int (*refuse)(size_t) = atomic_load_explicit(&uform__test_thread_start, memory_order_relaxed);
+        int error = refuse ? refuse(i) : 0;
+        if (!error)
+            error = uform__thread_start(&worker->thread, i ? uform__worker_main : uform__leader_main, worker, name,
                                         cpus, cpu_count);
         if (error)
             status = uform__fail_errno(error == ENOMEM ? UFORM_STATUS_OUT_OF_MEMORY : UFORM_STATUS_IO_ERROR, error,

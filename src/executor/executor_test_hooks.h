@@ -18,7 +18,8 @@ extern void (*_Atomic uform__test_before_claim)(size_t worker);
  *  thread stealing, between its read of a worker's mark and its CAS; 2, a worker about to sleep,
  *  between its mark and its count in `sleepers`; 3, a marked worker, between its won CAS and its
  *  clearing of the mark; 4, a worker, between its store of `done` and its next wait (a clear
- *  that came after `done` would be late there). */
+ *  that came after `done` would be late there); 5, a worker that lost its CAS, before its next
+ *  wait. */
 extern void (*_Atomic uform__test_claim_window)(int where);
 /** How many shares the forking thread has stolen from workers (a count, as below). */
 extern _Atomic size_t uform__test_shares_stolen;
@@ -43,6 +44,10 @@ extern void (*_Atomic uform__test_after_cancel_claim)(void);
 /** How many times a joiner has gone to sleep waiting for a worker's share (a count, not a hook:
  *  one relaxed add on the way to a futex wait). */
 extern _Atomic size_t uform__test_joiner_sleeps;
+/** Called before an executor's creation starts its thread `index` (0: the leader): a nonzero
+ *  errno value refuses that start as pthread_create would, so creation fails part-way, with
+ *  threads before it running. */
+extern int (*_Atomic uform__test_thread_start)(size_t index);
 /** A dynamic parallel-for over [first, n), to reach counter values near SIZE_MAX. */
 uform_status_t uform__test_for_n_dynamic_from(uform_executor_t *executor, size_t first, size_t n, uform_task_t task,
                                               void *context);
