@@ -115,7 +115,8 @@ typedef enum uform_mood_t {
  * @return OK; INVALID_ARGUMENT (NULL output, NULL domains with a count, duplicate domain,
  *         threads above UFORM_THREADS_MAX, deferred_limit above 65536, unknown class number);
  *         NOT_FOUND (unknown or CPU-less node); UNSUPPORTED (class pin); OUT_OF_MEMORY;
- *         IO_ERROR (thread creation failed).
+ *         IO_ERROR (a thread could not start: the message names it and gives the C library's
+ *         reason; OUT_OF_MEMORY when that reason is memory). Nothing is left running.
  */
 UFORM_API uform_status_t uform_executor_for_ram(const int32_t *memory_domains, size_t memory_domains_count,
                                                 uform_cpu_class_t cpu_class, size_t threads,
@@ -145,7 +146,8 @@ UFORM_API uform_status_t uform_executor_on_pool(const int32_t *memory_domains, s
  * @return OK; INVALID_ARGUMENT / NOT_FOUND as above; UNSUPPORTED (borrowed streams, a class pin
  *         a device cannot run: the pin, or NVIDIA_AMPERE on any NVIDIA class, runs; a driver
  *         lacking an entry point, named); DEVICE_FAULT or OUT_OF_MEMORY (a device failed to
- *         open, with the driver's error name); a machine without GPUs answers NOT_FOUND.
+ *         open, with the driver's error name); IO_ERROR or OUT_OF_MEMORY (a host thread could
+ *         not start, as for uform_executor_for_ram); a machine without GPUs answers NOT_FOUND.
  */
 UFORM_API uform_status_t uform_executor_for_vram(const int32_t *devices, size_t devices_count,
                                                  uform_gpu_class_t gpu_class, const int32_t *memory_domains,

@@ -5,6 +5,7 @@
 # Usage: check_layers.sh <src directory>
 set -eu
 src="$1"
+root=$(realpath "$src")
 layers="platform core hardware kernels executor gpu mesh report"
 rank() {
   i=0
@@ -22,13 +23,21 @@ for dir in "$src"/*/; do
   [ "$own" -ge 0 ] || { echo "src/$layer/: a folder that is not a layer (add it to check_layers.sh's list)"; status=1; continue; }
   for file in $(find "$dir" -name '*.[ch]' | sort); do
     checked=$((checked + 1))
-    for named in $(sed -n 's|^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([a-z_]*\)/.*|\1|p' "$file" | sort -u); do
-      [ "$named" = uform ] && continue
+    here=$(dirname "$file")
+    for path in $(sed -n 's|^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]\([^">]*\)[">].*|\1|p' "$file" | sort -u); do
+      # Where the compiler finds it: beside the file, else on the -I src path; neither: a
+      # system header or include/ (the public contract).
+      if [ -f "$here/$path" ]; then target=$(realpath "$here/$path")
+      elif [ -f "$src/$path" ]; then target=$(realpath "$src/$path")
+      else continue; fi
+      case "$target" in "$root"/*) ;; *) continue ;; esac
+      named=${target#"$root"/}
+      named=${named%%/*}
       other=$(rank "$named")
       if [ "$other" -lt 0 ]; then
-        echo "${file#"$src"/}: includes from \"$named/\", which is not a layer"; status=1
+        echo "${file#"$src"/}: includes $path, under src/$named/, which is not a layer"; status=1
       elif [ "$other" -gt "$own" ]; then
-        echo "${file#"$src"/}: layer $layer includes from $named, a layer above it"; status=1
+        echo "${file#"$src"/}: layer $layer includes $path, of $named, a layer above it"; status=1
       fi
     done
   done
