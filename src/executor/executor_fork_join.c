@@ -173,12 +173,14 @@ static void run_dynamic(const share_env_t *env, size_t thread, size_t *finished,
     }
 }
 
-/** Fills in every thread's block for a dynamic job, before the call is published: the stores
- *  are released by the generation's bump and acquired with it, so every thread of the call sees
- *  them. No thread of the call before is still taking from them: that call ended only once
- *  every share, stealing included, was done. */
-static void fill_blocks(uform_executor_t *executor, const uform__job_t *job) {
-    for (size_t t = 0; t < executor->threads; t++) {
+/** Fills in the blocks of the call's `participants` threads for a dynamic job, before the call
+ *  is published: the stores are released by the generation's bump and acquired with it, so every
+ *  thread of the call sees them. No thread of the call before is still taking from them: that
+ *  call ended only once every share, stealing included, was done. The other threads' blocks are
+ *  left as they are: no thread of this call looks at them (run_dynamic steps over the call's
+ *  threads alone). */
+static void fill_blocks(uform_executor_t *executor, const uform__job_t *job, size_t participants) {
+    for (size_t t = 0; t < participants; t++) {
         size_t begin = split_begin(job, t), end = split_begin(job, t + 1);
         uform__block_t *block = &executor->workers[t].block;
         atomic_store_explicit(&block->left, end > begin ? end - begin - 1 : 0, memory_order_relaxed);
@@ -502,7 +504,7 @@ static bool job_stealable(const uform__job_t *job) {
  *  those belong to each thread). */
 static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, uint64_t generation) {
     if (!job_stealable(env->job)) return;
-    for (size_t i = 1; i < executor->threads; i++) {
+    for (size_t i = 1; i < env->threads; i++) { /* the call's threads: the others have no share */
         uform__worker_t *worker = &executor->workers[i];
         /* An unmarked worker is awake and claims its share itself, with a plain store. */
         if (!atomic_load_explicit(&worker->stealable, memory_order_acquire)) continue;
@@ -522,7 +524,7 @@ static void steal_unclaimed(uform_executor_t *executor, const share_env_t *env, 
 /** Whether a worker marked stealable has not had its share of `generation` claimed yet. */
 static bool stealable_unclaimed(const uform_executor_t *executor, const share_env_t *env, uint64_t generation) {
     if (!job_stealable(env->job)) return false; /* nothing to steal: sleep */
-    for (size_t i = 1; i < executor->threads; i++) {
+    for (size_t i = 1; i < env->threads; i++) {
         const uform__worker_t *worker = &executor->workers[i];
         if (atomic_load(&worker->stealable) && atomic_load(&worker->claimed) < generation) return true;
     }
@@ -544,10 +546,11 @@ static bool forked(const uform_executor_t *executor) {
 }
 
 
-/** Waits until every worker's share of `generation` is done; FORKED in a fork()ed child. */
+/** Waits until the share of `generation` of every worker taking part is done; FORKED in a
+ *  fork()ed child. */
 static uform_status_t join_workers(uform_executor_t *executor, const share_env_t *env, uint64_t generation,
                                    bool stolen) {
-    size_t threads = executor->threads, next = 1; /* shares [1, next) are known done */
+    size_t threads = env->threads, next = 1; /* the call's threads; shares [1, next) are known done */
     for (;;) {
         while (next < threads &&
                atomic_load_explicit(&executor->workers[next].done, memory_order_acquire) == generation)
@@ -639,6 +642,13 @@ static void follow_forking_thread(uform_executor_t *executor) {
     executor->slot0_cpu = current;
 }
 
+/** How many threads have work in a prepared job: every thread for FOR_THREADS; otherwise those
+ *  the static split gives a task (all of them unless there are fewer tasks than threads). */
+static size_t participants_of(const uform__job_t *job, size_t threads) {
+    if (job->kind == UFORM_JOB_FOR_THREADS || job->quotient) return threads;
+    return job->remainder; /* n - first < threads: threads [0, n - first) take one task each */
+}
+
 uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *job_in) {
     if (!uform__job_forks(job_in, executor->threads)) return uform__run_inline(executor, job_in);
     /* Rewrite the job only if it changed: a loop calling the same function leaves the line
@@ -647,6 +657,7 @@ uform_status_t uform__fork_join(uform_executor_t *executor, const uform__job_t *
         uform__job_t job = *job_in;
         prepare_job(&job, executor->threads);
         executor->job = job;
+        executor->job_high = uform__generation_high(participants_of(&job, executor->threads), executor->threads);
         atomic_store_explicit(&executor->context_hint, job.context, memory_order_relaxed);
     }
     return uform__fork_join_published(executor);
@@ -661,8 +672,16 @@ uform_status_t uform__fork_join_published(uform_executor_t *executor) {
         executor->failure_message[0] = 0;
     }
     if (job->progress) atomic_store_explicit(&executor->progress.reported, 0, memory_order_relaxed);
-    if (job->kind == UFORM_JOB_FOR_N_DYNAMIC) fill_blocks(executor, job);
-    uint64_t generation = atomic_fetch_add(&executor->generation, 1) + 1; /* publishes the job (seq_cst) */
+    uint64_t high = executor->job_high;
+    if (high) threads = uform__generation_participants(high, threads);
+    if (job->kind == UFORM_JOB_FOR_N_DYNAMIC) fill_blocks(executor, job, threads);
+    /* One locked add publishes the job (seq_cst) and moves the call's number on by one and the
+     * participant count in the high bits from the last call's to this one's (modulo 2^64: the
+     * difference may be negative). Only a thread holding the executor forks, so nobody else
+     * changes the high bits meanwhile; stopping adds 1 to the number alone. */
+    uint64_t step = 1 + (high - executor->generation_high);
+    executor->generation_high = high;
+    uint64_t generation = uform__generation_call(atomic_fetch_add(&executor->generation, step) + step);
 
     share_env_t env = {&executor->job,      threads,  &executor->failure, executor->workers,
                        &executor->progress, executor, executor->failure_message};
@@ -698,11 +717,18 @@ void *uform__worker_main(void *argument) {
     share_env_t env = {&executor->job,      executor->threads, &executor->failure, executor->workers,
                        &executor->progress, executor,          executor->failure_message};
     /* Workers start before the executor is returned, so no job precedes generation 0. */
-    uint64_t seen = 0;
+    uint64_t word = 0;
     for (;;) {
-        wait_for_job(executor, worker, seen);
-        seen = atomic_load_explicit(&executor->generation, memory_order_acquire);
+        wait_for_job(executor, worker, word);
+        word = atomic_load_explicit(&executor->generation, memory_order_acquire);
         if (atomic_load_explicit(&executor->stopping, memory_order_acquire)) break;
+        /* Not one of this call's threads (fewer shares than threads): nobody waits for this
+         * one, so it touches nothing of the call, not even its own `claimed` or `done`, and
+         * waits for the next word. */
+        widen_claim(6); /* the next call may be published, and this word stale, by now */
+        env.threads = uform__generation_participants(word, executor->threads);
+        if (worker->index >= env.threads) continue;
+        uint64_t seen = uform__generation_call(word);
         void (*hook)(size_t) = atomic_load_explicit(&uform__test_before_claim, memory_order_relaxed);
         if (hook) {
             /* A worker a test stalls here stands for one preempted on its way to sleep: it may

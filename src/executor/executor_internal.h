@@ -112,8 +112,14 @@ struct uform_executor_t {
 
     /* ---- the published job, written by the forking thread before `generation` moves ---- */
     alignas(UFORM_LINE_) uform__job_t job;
-    /* 64-bit: a worker's stale claim can never compare as newer, however many calls pass. The
-     * futex sleeps on its low word (uform__generation_word). */
+    /* The generation word's high bits for `job` (uform__generation_high), and those the word
+     * holds now: both written and read only by the thread that forks, one call at a time. */
+    uint64_t job_high, generation_high;
+    /* The call's number in its low 48 bits, and how many threads take part in it in the high
+     * 16 (uform__generation_participants): one word, so a worker reads the two together and
+     * never pairs one call's number with another's count. 48 bits: a worker's stale claim can
+     * never compare as newer, however many calls pass. The futex sleeps on its low 32 bits
+     * (uform__generation_word). */
     alignas(UFORM_LINE_) _Atomic uint64_t generation;
     _Atomic uint32_t sleepers; /* workers inside futex_wait on generation: read right after the bump */
     /* The published job's context, for a worker to prefetch before its claim: an atomic copy,
@@ -150,6 +156,32 @@ struct uform_executor_t {
 /** A thread of this executor in a fork()ed child that returns from a callback into uform has
  *  no caller to return to: it ends the child with this exit status (documented in executor.h). */
 #define UFORM_FORKED_CHILD_EXIT_ 87
+
+/* ---- the generation word ----
+ * A call with fewer shares than threads (2 tasks on 8 threads) forks only the threads with a
+ * share: the others see the word move, find their index at or past the count, and wait for the
+ * next call without claiming or storing anything, and the joiner waits for the participants
+ * alone. The count travels in the word itself: a worker that read it in a separate field after
+ * the word could read the next call's count (a call that does not wait for a thread does not
+ * wait for it to read either), and a thread that took part by mistake would claim a share nobody
+ * waits for and run it against the next call's job. */
+#define UFORM_GENERATION_CALL_BITS_ 48
+#define UFORM_GENERATION_CALL_MASK_ ((UINT64_C(1) << UFORM_GENERATION_CALL_BITS_) - 1)
+
+/** The call's number in a generation word: what claims and `done` words hold. */
+static inline uint64_t uform__generation_call(uint64_t word) { return word & UFORM_GENERATION_CALL_MASK_; }
+
+/** How many threads (slot 0 and workers 1..count-1) take part in the call of a generation word. */
+static inline size_t uform__generation_participants(uint64_t word, size_t threads) {
+    size_t count = (size_t)(word >> UFORM_GENERATION_CALL_BITS_);
+    return count ? count : threads; /* 0: every thread (and the word before any call) */
+}
+
+/** The high bits of the word for a call that gives `participants` of `threads` threads work. */
+static inline uint64_t uform__generation_high(size_t participants, size_t threads) {
+    if (participants >= threads || participants >> (64 - UFORM_GENERATION_CALL_BITS_)) return 0;
+    return (uint64_t)participants << UFORM_GENERATION_CALL_BITS_;
+}
 
 /** The low 32 bits of the generation, the futex word workers sleep on. */
 static inline const uint32_t *uform__generation_word(const uform_executor_t *executor) {

@@ -1,4 +1,5 @@
-/* Helpers shared by the executor tests: a spin-free gate callbacks can block on. */
+/* Helpers shared by the executor tests: a spin-free gate callbacks can block on, a task that
+ * counts its runs, a clock. */
 #ifndef UFORM_EXECUTOR_TEST_UTIL_H
 #define UFORM_EXECUTOR_TEST_UTIL_H
 
@@ -6,6 +7,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <time.h>
+
+#include "uform.h"
 
 typedef struct gate_t {
     pthread_mutex_t lock;
@@ -38,6 +41,13 @@ static inline void wait_arrived(gate_t *gate, int count) {
         nanosleep(&pause, NULL);
     }
 }
+/** A task that counts its runs: `context` is an array of _Atomic size_t, one per task. */
+static inline uform_status_t count_task_runs(void *context, size_t task, size_t thread) {
+    (void)thread;
+    ((_Atomic size_t *)context)[task]++;
+    return UFORM_STATUS_OK;
+}
+
 static inline double seconds_now(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);

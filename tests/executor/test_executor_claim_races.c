@@ -27,7 +27,7 @@
 #include "test.h"
 
 #define SLOTS 8
-#define WINDOWS 6
+#define WINDOWS 7
 
 static _Atomic unsigned long window_hits[WINDOWS];
 static _Atomic int stalled_window = -1; /* the window whose every 3rd pass stalls; -1 none */

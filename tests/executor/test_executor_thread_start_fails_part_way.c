@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "executor/executor_test_hooks.h"
+#include "executor/executor_test_util.h"
 #include "test.h"
 
 static _Atomic size_t refuse_at, starts_asked;
@@ -51,12 +52,6 @@ static long threads_settled(long expected) {
     return now;
 }
 
-static uform_status_t count(void *context, size_t task, size_t thread) {
-    (void)thread;
-    ((_Atomic size_t *)context)[task]++;
-    return UFORM_STATUS_OK;
-}
-
 int main(void) {
     /* One executor made and freed first: a sanitizer's runtime starts a thread of its own at the
      * process's first thread start (TSan's background thread), which must be in `before`. The
@@ -94,11 +89,11 @@ int main(void) {
     CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 3, 4, &executor));
     if (before >= 0) CHECK_EQ_INT(threads_settled(before + 3), before + 3);
     _Atomic size_t runs[6] = {0};
-    CHECK_OK(uform_executor_for_n(executor, NULL, 6, count, (void *)runs));
+    CHECK_OK(uform_executor_for_n(executor, NULL, 6, count_task_runs, (void *)runs));
     uform_deferred_t *handle = NULL;
     uform_call_t call = UFORM_CALL_INIT;
     call.deferred = &handle;
-    CHECK_OK(uform_executor_for_n(executor, &call, 6, count, (void *)runs));
+    CHECK_OK(uform_executor_for_n(executor, &call, 6, count_task_runs, (void *)runs));
     CHECK_OK(uform_deferred_wait(handle, -1));
     uform_deferred_free(handle);
     for (size_t i = 0; i < 6; i++) CHECK_EQ_INT(runs[i], 2);

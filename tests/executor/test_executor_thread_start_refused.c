@@ -7,13 +7,8 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "executor/executor_test_util.h"
 #include "test.h"
-
-static uform_status_t count(void *context, size_t task, size_t thread) {
-    (void)thread;
-    ((_Atomic size_t *)context)[task]++;
-    return UFORM_STATUS_OK;
-}
 
 int main(void) {
 #if defined(__EMSCRIPTEN__)
@@ -64,7 +59,7 @@ int main(void) {
     uform_executor_t *executor = NULL;
     CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, 3, 0, &executor));
     _Atomic size_t runs[6] = {0};
-    CHECK_OK(uform_executor_for_n(executor, NULL, 6, count, (void *)runs));
+    CHECK_OK(uform_executor_for_n(executor, NULL, 6, count_task_runs, (void *)runs));
     for (size_t i = 0; i < 6; i++) CHECK_EQ_INT(runs[i], 1);
     CHECK_OK(uform_executor_free(executor));
     TEST_DONE();
