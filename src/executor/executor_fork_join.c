@@ -144,9 +144,12 @@ static inline bool take_one(_Atomic size_t *left) {
  *  (bench/RESULTS.md). Every task runs exactly once, for any n up to SIZE_MAX: a task is
  *  taken by decrementing `left` above 0, the runner's from the front and the others' from
  *  `back`, so the two ends never meet and nothing counts past n. The forking thread fills in
- *  every block before it publishes the call (fill_blocks), so no thread can find a block not
- *  yet filled in and leave while its tasks wait: a late runner's tasks are taken by the others,
- *  and a task may wait for any other task of the call, as with a shared counter. */
+ *  the block of every thread of the call before it publishes the call (fill_blocks), so no
+ *  thread can find a block not yet filled in and leave while its tasks wait: a late runner's
+ *  tasks are taken by the others, and a task may wait for any other task of the call, as with
+ *  a shared counter. A call with fewer tasks than threads fills in and steps over its
+ *  participants' blocks alone (env->threads): the others may still hold tasks a failed call
+ *  left, which nobody takes. */
 static void run_dynamic(const share_env_t *env, size_t thread, size_t *finished, unsigned serial) {
     const uform__job_t *job = env->job;
     size_t begin = split_begin(job, thread), end = split_begin(job, thread + 1);
@@ -479,10 +482,11 @@ static void wait_for_job(uform_executor_t *executor, uform__worker_t *worker, ui
 
 bool uform__claim_share(_Atomic uint64_t *claimed_word, uint64_t generation) {
     /* Claims only move forward: a worker holding a stale generation, preempted while the
-     * forking thread stole that share and moved on, must not claim a newer job's share. The
-     * generations are 64-bit, so "older" can never wrap around into "newer". */
+     * forking thread stole that share and moved on, must not claim a newer job's share. Call
+     * numbers are compared as 48-bit serial numbers (uform__call_newer): "older" turns into
+     * "newer" only 2^47 calls later. */
     uint64_t claimed = atomic_load_explicit(claimed_word, memory_order_relaxed);
-    while (generation > claimed)
+    while (uform__call_newer(generation, claimed))
         if (atomic_compare_exchange_weak(claimed_word, &claimed, generation)) return true;
     return false;
 }
@@ -526,7 +530,8 @@ static bool stealable_unclaimed(const uform_executor_t *executor, const share_en
     if (!job_stealable(env->job)) return false; /* nothing to steal: sleep */
     for (size_t i = 1; i < env->threads; i++) {
         const uform__worker_t *worker = &executor->workers[i];
-        if (atomic_load(&worker->stealable) && atomic_load(&worker->claimed) < generation) return true;
+        if (atomic_load(&worker->stealable) && uform__call_newer(generation, atomic_load(&worker->claimed)))
+            return true;
     }
     return false;
 }
@@ -675,13 +680,13 @@ uform_status_t uform__fork_join_published(uform_executor_t *executor) {
     uint64_t high = executor->job_high;
     if (high) threads = uform__generation_participants(high, threads);
     if (job->kind == UFORM_JOB_FOR_N_DYNAMIC) fill_blocks(executor, job, threads);
-    /* One locked add publishes the job (seq_cst) and moves the call's number on by one and the
-     * participant count in the high bits from the last call's to this one's (modulo 2^64: the
-     * difference may be negative). Only a thread holding the executor forks, so nobody else
-     * changes the high bits meanwhile; stopping adds 1 to the number alone. */
-    uint64_t step = 1 + (high - executor->generation_high);
-    executor->generation_high = high;
-    uint64_t generation = uform__generation_call(atomic_fetch_add(&executor->generation, step) + step);
+    /* One locked exchange publishes the job (seq_cst) with the next call's number and this
+     * call's participant count. Only a thread holding the executor forks, and stopping comes
+     * after the last fork, so the word is still the one this executor last published: its copy
+     * gives the next number without a read of the line every worker watches. */
+    uint64_t generation = uform__generation_call(executor->published_word + 1); /* wraps in 48 bits */
+    executor->published_word = high | generation;
+    atomic_exchange(&executor->generation, executor->published_word);
 
     share_env_t env = {&executor->job,      threads,  &executor->failure, executor->workers,
                        &executor->progress, executor, executor->failure_message};

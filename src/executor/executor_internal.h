@@ -112,13 +112,15 @@ struct uform_executor_t {
 
     /* ---- the published job, written by the forking thread before `generation` moves ---- */
     alignas(UFORM_LINE_) uform__job_t job;
-    /* The generation word's high bits for `job` (uform__generation_high), and those the word
-     * holds now: both written and read only by the thread that forks, one call at a time. */
-    uint64_t job_high, generation_high;
+    /* The generation word's high bits for `job` (uform__generation_high), and the whole word
+     * as the last call published it: both written and read only by the thread that forks, one
+     * call at a time (stop_threads moves the word only once no call can fork). */
+    uint64_t job_high, published_word;
     /* The call's number in its low 48 bits, and how many threads take part in it in the high
      * 16 (uform__generation_participants): one word, so a worker reads the two together and
-     * never pairs one call's number with another's count. 48 bits: a worker's stale claim can
-     * never compare as newer, however many calls pass. The futex sleeps on its low 32 bits
+     * never pairs one call's number with another's count. The number wraps within its 48 bits
+     * (after 2^48 calls, years of back-to-back calls), never into the count, and calls are
+     * compared as serial numbers (uform__call_newer). The futex sleeps on its low 32 bits
      * (uform__generation_word). */
     alignas(UFORM_LINE_) _Atomic uint64_t generation;
     _Atomic uint32_t sleepers; /* workers inside futex_wait on generation: read right after the bump */
@@ -170,6 +172,13 @@ struct uform_executor_t {
 
 /** The call's number in a generation word: what claims and `done` words hold. */
 static inline uint64_t uform__generation_call(uint64_t word) { return word & UFORM_GENERATION_CALL_MASK_; }
+
+/** Whether call number `a` comes after `b`, across the 48-bit wrap: serial-number arithmetic,
+ *  right for any two calls less than 2^47 apart (a worker preempted for 2^47 calls, centuries
+ *  at a call per nanosecond, is the only way to be further behind). */
+static inline bool uform__call_newer(uint64_t a, uint64_t b) {
+    return (int64_t)((a - b) << (64 - UFORM_GENERATION_CALL_BITS_)) > 0;
+}
 
 /** How many threads (slot 0 and workers 1..count-1) take part in the call of a generation word. */
 static inline size_t uform__generation_participants(uint64_t word, size_t threads) {

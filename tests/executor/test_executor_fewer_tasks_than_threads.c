@@ -4,7 +4,11 @@
  *
  * - Which threads take part: on 5 threads, a call of n < 5 tasks (every verb with a split) runs
  *   task i on thread i, and only workers 1..n-1 claim a share of it or store its `done` (the
- *   others' words keep an older call's number); n >= 5 and FOR_THREADS take every worker.
+ *   others' words keep an older call's number), and no task past n runs; n >= 5 and
+ *   FOR_THREADS take every worker. Synchronous calls (plain, and with progress: the path a plain
+ *   call skips), each twice (the second finds its job published), and deferred ones (forked by
+ *   the leader thread). A dynamic call that fails at once leaves tasks in its threads' blocks;
+ *   the smaller dynamic calls after it must not take them.
  * - The count and the call's number travel together: calls whose count changes on every call
  *   (2, 5, 3, 4, 2, ...) run back to back while a hook stalls a worker right after it read the
  *   word (window 6 of the claim protocol), so a worker often reads a word the next call has
@@ -15,7 +19,8 @@
  * that waits for every thread while the others skip (a hang, the test's timeout); a count read
  * from a field of its own after the word (a stalled worker pairs one call's number with the
  * next call's larger count, claims a share nobody waits for and runs it on the next job: tasks
- * run twice or on two threads at once). */
+ * run twice or on two threads at once); a dynamic call that steps over every thread's block
+ * instead of its participants' (the failed call's leftover tasks run in the next call). */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -36,8 +41,11 @@ typedef struct {
 
 static tally_t tally;
 
+static _Atomic int failing; /* 1: every task fails at once */
+
 static uform_status_t record(void *context, size_t task, size_t thread) {
     (void)context;
+    if (atomic_load(&failing)) return UFORM_STATUS_INVALID_ARGUMENT;
     if (thread >= THREADS || task >= MAX_TASKS) {
         atomic_fetch_add(&tally.overlaps, 1000); /* outside the call: fails the counts below */
         return UFORM_STATUS_OK;
@@ -57,12 +65,33 @@ static uform_status_t record_slice(void *context, size_t first, size_t count, si
 typedef enum { STATIC, DYNAMIC, SLICES, VERBS } verb_t;
 static const char *const verb_names[VERBS] = {"for_n", "for_n_dynamic", "for_slices"};
 
-static uform_status_t call(uform_executor_t *executor, verb_t verb, size_t n) {
+/* How a call runs: synchronous and plain; with progress (the path a plain call skips); or
+ * deferred, forked by the executor's leader thread instead of the caller. */
+typedef enum { PLAIN, WITH_PROGRESS, DEFERRED, WAYS } way_t;
+static const char *const way_names[WAYS] = {"plain", "with progress", "deferred"};
+
+static void ignore_progress(void *context, size_t done, size_t total) { (void)context, (void)done, (void)total; }
+
+static uform_status_t call_as(uform_executor_t *executor, verb_t verb, way_t way, size_t n) {
+    uform_call_t options = UFORM_CALL_INIT;
+    uform_deferred_t *handle = NULL;
+    if (way == WITH_PROGRESS) options.progress = ignore_progress;
+    if (way == DEFERRED) options.deferred = &handle;
+    uform_call_t *how = way == PLAIN ? NULL : &options;
+    uform_status_t status;
     switch (verb) {
-    case STATIC: return uform_executor_for_n(executor, NULL, n, record, NULL);
-    case DYNAMIC: return uform_executor_for_n_dynamic(executor, NULL, n, record, NULL);
-    default: return uform_executor_for_slices(executor, NULL, n, record_slice, NULL);
+    case STATIC: status = uform_executor_for_n(executor, how, n, record, NULL); break;
+    case DYNAMIC: status = uform_executor_for_n_dynamic(executor, how, n, record, NULL); break;
+    default: status = uform_executor_for_slices(executor, how, n, record_slice, NULL); break;
     }
+    if (way != DEFERRED || status != UFORM_STATUS_OK) return status;
+    status = uform_deferred_wait(handle, -1);
+    uform_deferred_free(handle);
+    return status;
+}
+
+static uform_status_t call(uform_executor_t *executor, verb_t verb, size_t n) {
+    return call_as(executor, verb, PLAIN, n);
 }
 
 /** Whether worker `w` claimed or finished the share of call number `call` (its own words, or the
@@ -71,19 +100,22 @@ static bool took_part(const uform_executor_t *executor, size_t w, uint64_t call)
     return atomic_load(&executor->workers[w].claimed) == call || atomic_load(&executor->workers[w].done) == call;
 }
 
-/** One call of `n` tasks: each ran once; below THREADS tasks, task i on thread i, and only
- *  workers 1..n-1 claimed a share of the call or stored its `done` (the others touched neither). */
-static void check_participants(uform_executor_t *executor, verb_t verb, size_t n) {
+/** One call of `n` tasks: each ran once and no other task ran; below THREADS tasks, task i on
+ *  thread i, and only workers 1..n-1 claimed a share of the call or stored its `done` (the others
+ *  touched neither). */
+static void check_participants(uform_executor_t *executor, verb_t verb, way_t way, size_t n) {
     memset(&tally, 0, sizeof tally);
-    CHECK_OK(call(executor, verb, n));
+    CHECK_OK(call_as(executor, verb, way, n));
     uint64_t number = uform__generation_call(atomic_load(&executor->generation));
-    for (size_t i = 0; i < n; i++) CHECK_EQ_INT(atomic_load(&tally.counts[i]), 1);
+    for (size_t i = 0; i < MAX_TASKS; i++) CHECK_EQ_INT(atomic_load(&tally.counts[i]), i < n);
     CHECK_EQ_INT(atomic_load(&tally.overlaps), 0);
     for (size_t w = 1; w < THREADS; w++) {
         bool took = took_part(executor, w, number);
-        if (w >= n && took) TEST_FAIL_("%s of %zu tasks: worker %zu, which has no task, took part", verb_names[verb], n, w);
+        if (w >= n && took)
+            TEST_FAIL_("%s of %zu tasks, %s: worker %zu, which has no task, took part", verb_names[verb], n,
+                       way_names[way], w);
         if (w < n && atomic_load(&executor->workers[w].done) != number)
-            TEST_FAIL_("%s of %zu tasks: worker %zu's share is not done", verb_names[verb], n, w);
+            TEST_FAIL_("%s of %zu tasks, %s: worker %zu's share is not done", verb_names[verb], n, way_names[way], w);
     }
     if (n < THREADS && verb != DYNAMIC) /* a dynamic call's thread may take another's task */
         for (size_t i = 0; i < n; i++) CHECK_EQ_INT(atomic_load(&tally.thread_of[i]), i);
@@ -93,14 +125,27 @@ static void which_threads_take_part(uform_mood_t mood) {
     uform_executor_t *executor = NULL;
     CHECK_OK(uform_executor_for_ram(NULL, 0, UFORM_CPU_CLASS_NONE, THREADS, 0, &executor));
     CHECK_OK(uform_executor_drain(executor, mood));
-    /* Up and down: each count follows a larger and a smaller one. */
-    for (int round = 0; round < 20; round++)
-        for (verb_t verb = STATIC; verb < VERBS; verb++) {
-            for (size_t n = 2; n <= MAX_TASKS; n++) check_participants(executor, verb, n);
-            for (size_t n = MAX_TASKS - 1; n >= 2; n--) check_participants(executor, verb, n);
-        }
+    /* Up and down: each count follows a larger and a smaller one, and each call comes twice (the
+     * second finds its job published already and takes the path that does not copy it). */
+    for (int round = 0; round < 10; round++)
+        for (way_t way = PLAIN; way < WAYS; way++)
+            for (verb_t verb = STATIC; verb < VERBS; verb++) {
+                for (size_t n = 2; n <= MAX_TASKS; n++)
+                    for (int twice = 0; twice < 2; twice++) check_participants(executor, verb, way, n);
+                for (size_t n = MAX_TASKS - 1; n >= 2; n--)
+                    for (int twice = 0; twice < 2; twice++) check_participants(executor, verb, way, n);
+            }
+    /* A dynamic call that fails at once leaves tasks in the blocks of its threads: a call of
+     * fewer tasks after it must not take them from the blocks of threads it does not fork. */
+    for (int round = 0; round < 20; round++) {
+        failing = 1;
+        CHECK_STATUS(call(executor, DYNAMIC, MAX_TASKS), UFORM_STATUS_INVALID_ARGUMENT);
+        failing = 0;
+        check_participants(executor, DYNAMIC, PLAIN, 2);
+        check_participants(executor, DYNAMIC, PLAIN, 3);
+    }
     /* FOR_THREADS after a call of 2: every thread. */
-    check_participants(executor, STATIC, 2);
+    check_participants(executor, STATIC, PLAIN, 2);
     memset(&tally, 0, sizeof tally);
     CHECK_OK(uform_executor_for_threads(executor, NULL, record, NULL));
     uint64_t number = uform__generation_call(atomic_load(&executor->generation));
