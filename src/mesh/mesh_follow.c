@@ -166,7 +166,12 @@ static bool outcome_is_leftover(const follower_t *f) {
  * caller; uform__mesh_follow asked outcome_is_leftover first); a roster of another run, or
  * written before these facts (by the file system's clock), is leftovers or a run that formed
  * without this index. A took.<i> is a process that has taken
- * the roster in this index's place (the facts.<i> it renamed is how these facts got in). */
+ * the roster in this index's place (the facts.<i> it renamed is how these facts got in).
+ * A roster that is not intact (damaged, truncated, another format's) names no run: its nonce
+ * may be the damaged part. It may be this run's, written and damaged since these facts went in,
+ * so it is left to the roster's own read after this, whose verdict (IO_ERROR or MISMATCH) this
+ * process proposes like every other one; calling it leftovers here answered INVALID_ARGUMENT
+ * alone (test_mesh_cuda_double_roster, its "checking" hold). */
 static uform_status_t check_after_publishing(follower_t *f) {
     uform__mesh_session_t *s = f->s;
     char text[UFORM_MESH_FILE_MAX], nonce[UFORM_MESH_NONCE_HEX + 1] = "", who[300], where[UFORM_MESH_PATH_MAX];
@@ -180,7 +185,8 @@ static uform_status_t check_after_publishing(follower_t *f) {
     if (uform__mesh_outcome_exists(s)) return UFORM_STATUS_OK;
     if (uform__mesh_read(s->job_fd, "roster", text, s->verb) != UFORM_STATUS_OK) return UFORM_STATUS_OK;
     uform__mesh_path(s, NULL, where, sizeof where);
-    if (!uform__mesh_field(text, "nonce", nonce, sizeof nonce) || strcmp(nonce, s->nonce)) {
+    if (uform__mesh_roster_intact(text) &&
+        (!uform__mesh_field(text, "nonce", nonce, sizeof nonce) || strcmp(nonce, s->nonce))) {
         uform__follow_leave(f);
         return uform__fail(UFORM_STATUS_INVALID_ARGUMENT,
                            "%s: an earlier run's roster is in the job directory (leftovers; use a new job name): %s "
@@ -226,6 +232,7 @@ static uform_status_t publish_facts(follower_t *f) {
     }
     f->owned = f->facts;
     if (run_is_stale(f)) return refuse_leftovers(f);
+    uform__mesh_step(s, f->mine->index, "checking"); /* a test holds it here while index 0 goes on */
     return check_after_publishing(f);
 }
 

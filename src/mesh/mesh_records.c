@@ -208,6 +208,10 @@ uform_status_t uform__mesh_write_roster(const uform__mesh_session_t *s, const uf
     return written;
 }
 
+bool uform__mesh_roster_intact(const char *text) {
+    return format_version(text, "roster") == UFORM_MESH_FORMAT && sealed(text);
+}
+
 uform_status_t uform__mesh_read_roster(const uform__mesh_session_t *s, const char *text, uform__mesh_roster_t *roster) {
     char nonce[UFORM_MESH_NONCE_HEX + 1] = "", id[2 * UFORM_NCCL_UNIQUE_ID_BYTES + 1] = "", where[UFORM_MESH_PATH_MAX];
     uint64_t multicast = 0;

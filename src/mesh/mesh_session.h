@@ -83,6 +83,9 @@ uform_status_t uform__mesh_write_roster(const uform__mesh_session_t *s, const uf
  *  uform wrote it; IO_ERROR naming the file when it is truncated, damaged (its checksum) or
  *  malformed; INVALID_ARGUMENT when it is another run's. */
 uform_status_t uform__mesh_read_roster(const uform__mesh_session_t *s, const char *text, uform__mesh_roster_t *roster);
+/** Whether roster `text` is whole and of this format version (its checksum holds): only then do
+ *  its fields say whose it is. */
+bool uform__mesh_roster_intact(const char *text);
 
 /* ---- the outcome: one file, written once, that every process answers ---- */
 

@@ -39,8 +39,8 @@ typedef struct member_t {
     /* at the rendezvous's step `signal_at`, writes mesh_directory/mark.<job> and waits (at most
      * 20 s) for mesh_directory/go.<job>: the test sends it a real signal there (member_signal) */
     const char *signal_at;
-    /* index 0 only: at its step "published", damages the roster ("truncate", "corrupt" or
-     * "version": another format's) and then writes mesh_directory/damaged.<job>; "outcome":
+    /* index 0 only: at its step "published", damages the roster ("truncate", "corrupt": one
+     * bit in its middle, "nonce": one bit of its nonce, or "version": another format's) and then writes mesh_directory/damaged.<job>; "outcome":
      * at its step "deciding", puts an unreadable file at the outcome's name instead */
     const char *damage;
     double delay;        /* seconds it sleeps before it joins */
@@ -85,13 +85,20 @@ static inline void member_damage(const char *directory, const char *job) {
     size_t length = file ? fread(text, 1, sizeof text - 1, file) : 0;
     if (file) fclose(file);
     text[length] = 0;
+    char *nonce = strstr(text, "\nnonce=");
     if (!strcmp(member_self->damage, "truncate")) length /= 2;
     else if (!strcmp(member_self->damage, "corrupt")) text[length / 2] ^= 0x01;
+    else if (!strcmp(member_self->damage, "nonce") && nonce) nonce[7] ^= 0x01; /* its first digit */
     else if (!strncmp(text, "uform-mesh-roster ", 18)) text[18]++; /* the next format version */
-    file = fopen(path, "w");
+    /* In place at once (a rename), as uform writes its files: a reader never sees it half
+     * rewritten, which would be a second damage (an empty roster) and a verdict of its own. */
+    char temporary[1100];
+    snprintf(temporary, sizeof temporary, "%s.damaged.tmp", path);
+    file = fopen(temporary, "w");
     if (file) {
         fwrite(text, 1, length, file);
         fclose(file);
+        rename(temporary, path);
     }
     snprintf(path, sizeof path, "%s/damaged.%s", directory, job);
     file = fopen(path, "w");

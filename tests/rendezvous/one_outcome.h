@@ -81,6 +81,7 @@ static const step_case_t one_outcome_cases[] = {
     {0, "decided", UFORM_STATUS_OK, NULL},
     {0, "clean-up", UFORM_STATUS_OK, NULL},
     {1, "facts", UFORM_STATUS_TIMEOUT, "index 1 never arrived"},
+    {1, "checking", UFORM_STATUS_TIMEOUT, "index 1 never took the roster"},
     {1, "published", UFORM_STATUS_TIMEOUT, "index 1 never took the roster"},
     {1, "taken", UFORM_STATUS_TIMEOUT, "index 1 never took the roster"},
     {1, "acknowledged", UFORM_STATUS_OK, NULL},
