@@ -730,9 +730,21 @@ void *uform__worker_main(void *argument) {
         /* Not one of this call's threads (fewer shares than threads): nobody waits for this
          * one, so it touches nothing of the call, not even its own `claimed` or `done`, and
          * waits for the next word. */
-        widen_claim(6); /* the next call may be published, and this word stale, by now */
         env.threads = uform__generation_participants(word, executor->threads);
         if (worker->index >= env.threads) continue;
+        /* The tasks read the call's context first, and the caller has usually just written it
+         * (a struct on its stack): ask for its line now, before anything else. A marked worker's
+         * claim below is a locked instruction, which orders later loads after it but not a
+         * prefetch, so the context's transfer overlaps the claim's instead of following it
+         * (3.5-5% of a 2-thread call on the AMD guest); placed after the hooks' loads and the
+         * claim's set-up, as it was before the participant count came, a call took 1-5% longer
+         * (bench/RESULTS.md, "fifteenth session"). Not for a thread without a share: the
+         * caller's next write to its stack would have to take the line back from each. The job
+         * itself may be read only once claimed (a newer one may be being published): hence the
+         * atomic hint, which `steal_race` checks under TSan (a read of `job.context` here is
+         * reported there). */
+        __builtin_prefetch(atomic_load_explicit(&executor->context_hint, memory_order_relaxed));
+        widen_claim(6); /* the next call may be published, and this word stale, by now */
         uint64_t seen = uform__generation_call(word);
         void (*hook)(size_t) = atomic_load_explicit(&uform__test_before_claim, memory_order_relaxed);
         if (hook) {
@@ -742,14 +754,6 @@ void *uform__worker_main(void *argument) {
             wake_sleeping_joiner(executor); /* it may have looked for stealable shares before the mark */
             hook(worker->index);
         }
-        /* The tasks read the call's context first, and the caller has usually just written it
-         * (a struct on its stack): ask for its line now. A marked worker's claim below is a
-         * locked instruction, which orders later loads after it but not a prefetch, so the context's
-         * transfer overlaps the claim's instead of following it (3.5-5% of a 2-thread call on
-         * the AMD guest, bench/RESULTS.md). The job itself may be read only once claimed (a
-         * newer one may be being published): hence the atomic hint, which `steal_race` checks
-         * under TSan (a read of `job.context` here is reported there). */
-        __builtin_prefetch(atomic_load_explicit(&executor->context_hint, memory_order_relaxed));
         if (atomic_load_explicit(&worker->stealable, memory_order_relaxed)) {
             if (!uform__claim_share(&worker->claimed, seen)) {
                 /* The forking thread ran it meanwhile. The mark stays: a clear here would reach
