@@ -27,6 +27,13 @@ static void damaged_seen_at(const char *damage, const char *index_one_at, uform_
         members[i].holds[0].at = i == 1 ? index_one_at : "published";
         members[i].holds[0].until = marker;
     }
+    if (!strcmp(index_one_at, "checking")) {
+        /* Index 2 waits until index 1 has answered and left (its facts gone): otherwise index 2
+         * could propose the verdict first, and index 1 would only answer it, never judging the
+         * damaged roster in its look for leftovers. */
+        members[2].holds[1].at = "published";
+        members[2].holds[1].until = "!facts.1";
+    }
     members_start(members, 3);
     members_finish(members, 3);
     for (size_t i = 0; i < 3; i++) {
