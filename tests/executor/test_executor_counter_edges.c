@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "executor/executor_internal.h"
+#include "executor/executor_test_util.h"
 #include "test.h"
 
 #define SPAN 4096
@@ -46,12 +47,6 @@ static void dynamic_near(uform_executor_t *executor, size_t first, size_t n) {
 
 static _Atomic size_t runs[8];
 
-static uform_status_t count_run(void *context, size_t task, size_t thread) {
-    (void)context, (void)thread;
-    atomic_fetch_add(&runs[task], 1);
-    return UFORM_STATUS_OK;
-}
-
 /** Calls of `threads` and of 2 tasks on an executor whose next call number is set to `next`. */
 static void calls_from(uform_executor_t *executor, uint64_t next, int calls) {
     /* Only the forking thread reads its copy of the word, and this thread is it. */
@@ -60,7 +55,7 @@ static void calls_from(uform_executor_t *executor, uint64_t next, int calls) {
     for (int call = 0; call < calls; call++) {
         size_t n = call % 3 ? executor->threads : 2;
         for (size_t i = 0; i < 8; i++) atomic_store(&runs[i], 0);
-        CHECK_OK((call & 1 ? uform_executor_for_n : uform_executor_for_n_dynamic)(executor, NULL, n, count_run, NULL));
+        CHECK_OK((call & 1 ? uform_executor_for_n : uform_executor_for_n_dynamic)(executor, NULL, n, count_task_runs, (void *)runs));
         for (size_t i = 0; i < n; i++) CHECK_EQ_INT(atomic_load(&runs[i]), 1);
         if (call % 4 == 0) { /* let PARKED workers fall asleep: their shares are then stolen */
             struct timespec pause = {0, 200000};

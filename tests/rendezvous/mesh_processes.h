@@ -40,8 +40,9 @@ typedef struct member_t {
      * 20 s) for mesh_directory/go.<job>: the test sends it a real signal there (member_signal) */
     const char *signal_at;
     /* index 0 only: at its step "published", damages the roster ("truncate", "corrupt": one
-     * bit in its middle, "nonce": one bit of its nonce, or "version": another format's) and then writes mesh_directory/damaged.<job>; "outcome":
-     * at its step "deciding", puts an unreadable file at the outcome's name instead */
+     * bit in its middle, "nonce": one bit of its nonce, or "version": another format's) and
+     * then writes mesh_directory/damaged.<job>; "outcome": at its step "deciding", puts an
+     * unreadable file at the outcome's name instead */
     const char *damage;
     double delay;        /* seconds it sleeps before it joins */
     double cancel_after; /* > 0: a SIGALRM handler sets its options' cancel flag this long after it starts */
